@@ -1,0 +1,79 @@
+"""The contract between the case runner and a backend (device under test)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..layout import TensorArg
+
+
+@dataclass
+class Arg:
+    """One phase-1 parameter, in signature order.
+
+    kind: 'tensor' (value: TensorArg or None for a NULL pointer), 'int_array'
+    (list[int] or None for NULL), 'bool', 'int64', 'int8', 'double' (by value).
+    """
+    name: str
+    kind: str
+    value: Any
+    dtype: str | None = None      # tensors: case-file dtype name
+    is_output: bool = False
+
+
+@dataclass
+class RunResult:
+    status: int                           # phase-1 status (aclnnStatus)
+    message: str = ""                     # aclGetRecentErrMsg() text after a failure
+    phase2_status: int | None = None      # None when phase 2 did not run
+    sync_status: int | None = None
+    outputs: dict[str, TensorArg] = field(default_factory=dict)   # storage copied back to host
+    workspace_size: int | None = None
+    extra: dict = field(default_factory=dict)   # backend-specific facts for the report
+
+    @property
+    def runtime_failed(self) -> bool:
+        return bool(self.phase2_status) or bool(self.sync_status)
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What produced a result. Goes into every report line and the JUnit properties."""
+    backend: str            # "torch" | "aclnn"
+    library: str            # e.g. "torch 2.13.0" or the libopapi path
+    device: str
+    soc_name: str | None    # aclrtGetSocName(), None for torch
+    family: str | None      # SoC family under test, None when not applicable
+    simulated: bool         # True: software CANN or torch, never hardware
+    version: str = ""
+    details: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def banner(self) -> str:
+        kind = "SIMULATED (not hardware)" if self.simulated else "HARDWARE"
+        parts = [f"backend={self.backend}", f"device={self.device}", f"library={self.library}"]
+        if self.soc_name:
+            parts.append(f"soc={self.soc_name}")
+        parts.append(f"family={self.family or 'any'}")
+        if self.version:
+            parts.append(f"version={self.version}")
+        return f"{kind}: " + " ".join(parts)
+
+    def as_properties(self) -> dict[str, str]:
+        return {"backend": self.backend, "library": self.library, "device": self.device,
+                "soc_name": self.soc_name or "", "family": self.family or "",
+                "simulated": str(self.simulated).lower(), "backend_version": self.version}
+
+
+class Backend(Protocol):
+    info: BackendInfo
+
+    def supports(self, case) -> str | None:
+        """None if the backend can run `case`, else the reason to skip it."""
+
+    def run(self, case, args: list[Arg]) -> RunResult:
+        """Run phase 1 (and phase 2 when phase 1 succeeds); copy outputs back."""
+
+    def after_case(self) -> list[str]:
+        """Post-case health checks (e.g. leaked objects); returns problems found."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,81 @@
+"""Turn a Case into concrete inputs: golden `prepare`, invalid-case mutations,
+and the ordered argument list (with poisoned output buffers) for a backend."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+
+import golden as golden_pkg
+
+from . import dtypes, layout, values
+from .backends.base import Arg
+from .casefile import Case
+
+
+def params_of(case: Case) -> SimpleNamespace:
+    return SimpleNamespace(shape=case.shape, dtype=dtypes.lookup(case.dtype).torch,
+                           index_dtype=dtypes.lookup(case.index_dtype).torch if case.index_dtype else None,
+                           attrs=dict(case.attrs))
+
+
+def prepare(case: Case) -> dict[str, torch.Tensor]:
+    """Logical input tensors of a case (after its mutation, if any)."""
+    module = golden_pkg.load(case.op.golden)
+    inputs = module.prepare(values.make_draw(case.values, case.id), params_of(case))
+    if case.mutation:
+        for name, change in case.mutation.tensors.items():
+            if name not in inputs:     # an output: changed when it is allocated
+                continue
+            t = inputs[name]
+            if "shape" in change:
+                t = values.draw_tensor(case.values, case.id, f"{name}#mutated", change["shape"], t.dtype)
+            if "dtype" in change:
+                t = t.to(dtypes.lookup(change["dtype"]).torch)
+            inputs[name] = t
+    return inputs
+
+
+def poison(dtype: torch.dtype):
+    """Fill value for output buffers: anything the library never writes fails comparison."""
+    if dtype.is_floating_point:
+        return float("nan")
+    if dtype == torch.bool:
+        return True
+    info = torch.iinfo(dtype)
+    return info.min if info.min < 0 else info.max
+
+
+def attrs_of(case: Case) -> dict:
+    attrs = dict(case.attrs)
+    if case.mutation:
+        attrs.update(case.mutation.attrs)
+    return attrs
+
+
+def build_args(case: Case, inputs: dict[str, torch.Tensor]) -> list[Arg]:
+    """The phase-1 argument list in signature order."""
+    op = case.op
+    attrs = attrs_of(case)
+    changes = case.mutation.tensors if case.mutation else {}
+    null = case.mutation.null if case.mutation else None
+    args = []
+    for p in op.params:
+        if p.type != "tensor":
+            args.append(Arg(p.name, p.type, None if p.name == null else attrs[p.name]))
+            continue
+        change = changes.get(p.name, {})
+        fmt = change.get("format", case.formats[p.name])
+        lay = change.get("layout", case.layout)
+        if p.output:
+            dt = change.get("dtype", case.dtype_of(p))
+            shape = change.get("shape", tuple(inputs[op.output_like].shape))
+            logical = torch.full(tuple(shape), poison(dtypes.lookup(dt).torch), dtype=dtypes.lookup(dt).torch)
+        else:
+            logical = inputs[p.name]
+            dt = dtypes.from_torch(logical.dtype).name
+        arg = layout.materialize(p.name, logical, fmt, lay, fmt in op.channel_last_formats, p.output)
+        if p.output:
+            arg.storage.fill_(poison(logical.dtype))   # the gaps of strided layouts too
+        args.append(Arg(p.name, "tensor", None if p.name == null else arg, dt, p.output))
+    return args

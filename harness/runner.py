@@ -1,0 +1,121 @@
+"""Run one case on a backend and judge it: status, numerics, untouched memory."""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+import golden as golden_pkg
+
+from . import compare, inputs as inputs_mod
+from .backends.base import Backend, BackendInfo
+from .casefile import Case
+
+_CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
+
+
+@dataclass
+class Outcome:
+    case_id: str
+    op: str
+    outcome: str                      # passed | failed | skipped | xfailed | xpassed
+    reason: str = ""
+    family: str | None = None
+    expected_status: int | None = None
+    status: int | None = None
+    phase2_status: int | None = None
+    sync_status: int | None = None
+    message: str = ""
+    verdict: compare.Verdict | None = None
+    note: str | None = None
+    check: str | None = None
+    duration_s: float = 0.0
+    backend: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k != "verdict"}
+        d["verdict"] = self.verdict.to_dict() if self.verdict else None
+        return d
+
+
+def _untouched_outside_view(arg) -> bool:
+    """Elements of a strided output buffer that are not part of its view must keep the poison."""
+    mask = ~arg.covered()
+    if not mask.any():
+        return True
+    outside = arg.storage[mask]
+    fill = inputs_mod.poison(arg.storage.dtype)
+    if arg.storage.dtype.is_floating_point:
+        return bool(torch.isnan(outside.float()).all())
+    return bool((outside == fill).all())
+
+
+def run_case(case: Case, backend: Backend, family: str | None) -> Outcome:
+    start = time.perf_counter()
+    info: BackendInfo = backend.info
+    out = Outcome(case.id, case.op.name, "passed", family=family, note=case.note, check=case.check,
+                  backend=info.as_properties())
+    try:
+        out = _judge(case, backend, family, out)
+        deviation = case.deviation_on(info.backend)
+        if deviation and out.outcome in ("failed", "passed"):
+            # A known deviation of this backend: a failure is expected and reported as such.
+            out.reason = f"known {info.backend} deviation: {deviation.reason}" + (f" | {out.reason}" if out.reason else "")
+            out.outcome = "xfailed" if out.outcome == "failed" else "xpassed"
+        return out
+    finally:
+        out.duration_s = time.perf_counter() - start
+
+
+def _fail(out: Outcome, reason: str) -> Outcome:
+    out.outcome, out.reason = "failed", reason
+    return out
+
+
+def _judge(case: Case, backend: Backend, family: str | None, out: Outcome) -> Outcome:
+    skip = backend.supports(case)
+    if skip:
+        out.outcome, out.reason = "skipped", skip
+        return out
+    numerics = case.runs_numerics(family)
+    out.expected_status = case.expected_status(family)
+    inputs = inputs_mod.prepare(case)
+    expected = golden_pkg.load(case.op.golden).golden(inputs, inputs_mod.attrs_of(case)) if numerics else None
+    args = inputs_mod.build_args(case, inputs)
+    result = backend.run(case, args)
+    out.status, out.message = result.status, result.message
+    out.phase2_status, out.sync_status = result.phase2_status, result.sync_status
+    out.problems = backend.after_case()
+    if out.problems:
+        return _fail(out, "; ".join(out.problems))
+    if out.expected_status is not None and result.status != out.expected_status:
+        return _fail(out, f"phase-1 status {result.status}, expected {out.expected_status}"
+                          + (f" [{case.check}]" if case.check else "") + (f": {result.message}" if result.message else ""))
+    if out.expected_status and case.check and info_names_checks(backend.info):
+        named = _CHECK_IN_MESSAGE.search(result.message or "")
+        if not named or named.group(1) != case.check:
+            return _fail(out, f"status {result.status} as expected, but raised by "
+                              f"{named.group(1) if named else 'an unnamed check'} instead of {case.check}: {result.message}")
+    if not numerics:
+        return out
+    if result.runtime_failed:
+        return _fail(out, f"phase 2 status {result.phase2_status}, stream sync {result.sync_status}: {result.message}")
+    for p in case.op.params:
+        if not p.output:
+            continue
+        arg = result.outputs[p.name]
+        if not _untouched_outside_view(arg):
+            return _fail(out, f"{p.name}: the library wrote outside the output view (strided gaps changed)")
+        verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
+        out.verdict = verdict
+        if not verdict.passed:
+            return _fail(out, f"{p.name}: {verdict.summary()}")
+    return out
+
+
+def info_names_checks(info: BackendInfo) -> bool:
+    """Only the software CANN names the failed check in its message; real CANN does not."""
+    return bool(info.details.get("names_checks"))
