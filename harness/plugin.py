@@ -79,8 +79,17 @@ def get_backend(config):
     return backend
 
 
+def _runs_cases(config) -> bool:
+    """True when the command line points at case files (not at the harness's own tests)."""
+    for arg in config.args:
+        path = Path(str(arg).split("::")[0])
+        if path.suffix in (".yaml", ".yml") or path.name == "cases" or (path / "cases").is_dir() and path.resolve() == Path(str(config.rootpath)).resolve():
+            return True
+    return False
+
+
 def pytest_report_header(config):
-    if config.getoption("collectonly"):
+    if config.getoption("collectonly") or not _runs_cases(config):
         return None
     return get_backend(config).info.banner()
 
@@ -91,24 +100,36 @@ def pytest_collect_file(parent, file_path):
     return None
 
 
-class CaseFileFailure(Exception):
-    pass
-
-
 class CaseFile(pytest.File):
     def collect(self):
         try:
             op, cases = load(self.path)
         except CaseFileError as e:
-            raise CaseFileFailure(str(e)) from None
+            # One failing item instead of a collection error: the other case
+            # files still run, and the error is one line naming file/group/field.
+            yield CaseFileErrorItem.from_parent(self, name="case-file-error", error=e)
+            return
         self.config.addinivalue_line("markers", f"{op.marker}: cases of aclnn{op.name}")
         for case in cases:
             yield CaseItem.from_parent(self, name=case.name, case=case)
 
+
+class CaseFileErrorItem(pytest.Item):
+    def __init__(self, *, error: CaseFileError, **kw):
+        super().__init__(**kw)
+        self.error = error
+        self.user_properties += [("case_id", f"{self.path.name}::case-file-error"), ("op", "(case file)")]
+
+    def runtest(self):
+        for k, v in get_backend(self.config).info.as_properties().items():
+            self.user_properties.append((k, v))
+        raise self.error
+
     def repr_failure(self, excinfo, style=None):
-        if excinfo.errisinstance(CaseFileFailure):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
+        return str(self.error)
+
+    def reportinfo(self):
+        return self.path, None, f"case file {self.path.name}"
 
 
 class CaseFailure(Exception):
@@ -174,21 +195,31 @@ def _is_controller(config) -> bool:
     return not hasattr(config, "workerinput")
 
 
-def pytest_sessionstart(session):
-    config = session.config
-    if not _is_controller(config) or config.getoption("collectonly"):
-        return
-    info = get_backend(config).info
-    directory = config.getoption("report_dir") or Path(str(config.rootpath)) / "reports" / f"{info.backend}-{info.family or 'any'}"
-    config.stash[_RECORDER] = Recorder(Path(directory), info.banner(), info.as_properties())
+def _recorder(config, props: dict) -> Recorder:
+    """Created on the first case result, from the backend facts that came with it
+    (under xdist the controller has no backend of its own)."""
+    recorder = config.stash.get(_RECORDER, None)
+    if recorder is None:
+        keys = ("backend", "library", "device", "soc_name", "family", "simulated", "backend_version")
+        properties = {k: props.get(k, "") for k in keys}
+        sim = "SIMULATED (not hardware)" if properties["simulated"] == "true" else "HARDWARE"
+        banner = f"{sim}: " + " ".join(f"{k}={v}" for k, v in properties.items() if v and k != "simulated")
+        directory = config.getoption("report_dir") or Path(str(config.rootpath)) / "reports" / \
+            f"{properties['backend'] or 'unknown'}-{properties['family'] or 'any'}"
+        recorder = config.stash[_RECORDER] = Recorder(Path(directory), banner, properties)
+        _add_junit_properties(config, properties)
+    return recorder
+
+
+def _add_junit_properties(config, properties: dict) -> None:
     try:
         from _pytest.junitxml import xml_key
-        xml = config.stash.get(xml_key, None)
-        if xml is not None:
-            for k, v in info.as_properties().items():
-                xml.add_global_property(k, v)
     except ImportError:  # pragma: no cover - junitxml internals moved
-        pass
+        return
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        for k, v in properties.items():
+            xml.add_global_property(k, v)
 
 
 def pytest_runtest_logreport(report):
@@ -196,9 +227,7 @@ def pytest_runtest_logreport(report):
     props = dict(report.user_properties)
     if "case_id" not in props or not (report.when == "call" or report.failed):
         return
-    recorder = _STATE["config"].stash.get(_RECORDER, None) if "config" in _STATE else None
-    if recorder is None:
-        return
+    recorder = _recorder(_STATE["config"], props)
     if "outcome" in props:
         record = json.loads(props["outcome"])
         if report.failed and record.get("outcome") == "passed":   # raised after judging

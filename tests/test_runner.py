@@ -1,0 +1,146 @@
+"""The judge catches wrong device behaviour: broken on purpose, one way at a time."""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+import torch
+import yaml
+
+from harness import inputs
+from harness.backends.base import BackendInfo, RunResult
+from harness.backends.torch_backend import TorchBackend
+from harness.casefile import load
+from harness.runner import run_case
+from tests.test_casefile_errors import BASE
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    doc = copy.deepcopy(BASE)
+    doc["groups"][0]["matrix"]["layout"] = ["contiguous", "strided"]
+    doc["groups"][0]["matrix"]["shape"] = [[2, 3, 6, 6]]
+    doc["groups"][0]["matrix"]["attrs"][0].update(kernelSize=[3, 3], stride=[2, 2], padding=[1, 1])
+    path = tmp_path_factory.mktemp("c") / "case.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    _, loaded = load(path)
+    return {c.name.split("-")[-2] if c.kind == "valid" else c.name: c for c in loaded}
+
+
+class Tampering(TorchBackend):
+    """The torch backend plus one deliberate fault."""
+
+    def __init__(self, fault=None, status=0, names="B1", leak=None):
+        super().__init__(SimpleNamespace(device="cpu", family="ascend910b"))
+        self.info = replace(self.info, details={"names_checks": True})
+        self.fault, self.status, self.names, self.leak = fault, status, names, leak
+
+    def run(self, case, args):
+        if self.status:
+            return RunResult(status=self.status, message=f"EZ1001: [aclnnX] check {self.names} failed: test")
+        result = super().run(case, args)
+        out = result.outputs["gradInput"]
+        if self.fault:
+            self.fault(out)
+        return result
+
+    def after_case(self):
+        return [self.leak] if self.leak else []
+
+
+def _nudge(out):
+    flat = out.logical
+    idx = tuple(int(i) for i in torch.nonzero(flat != 0)[0])
+    flat[idx] = flat[idx] * 1.01
+
+
+def _unwritten(out):
+    idx = tuple(int(i) for i in torch.nonzero(out.logical != 0)[0])
+    out.logical[idx] = float("nan")
+
+
+def _gap_write(out):
+    out.storage[~out.covered()] = 0.0
+
+
+def test_correct_device_passes(cases):
+    for c in ("contiguous", "strided"):
+        assert run_case(cases[c], Tampering(), "ascend910b").outcome == "passed"
+
+
+@pytest.mark.parametrize("fault,words", [(_nudge, "at ("), (_unwritten, "NaN")], ids=["one-element-1%-off", "one-element-unwritten"])
+def test_wrong_element_is_caught_and_located(cases, fault, words):
+    out = run_case(cases["contiguous"], Tampering(fault), "ascend910b")
+    assert out.outcome == "failed", out
+    assert out.verdict is not None and not out.verdict.passed
+    assert out.verdict.worst is not None
+    assert words.lower() in out.reason.lower(), out.reason
+
+
+def test_write_outside_strided_view_is_caught(cases):
+    out = run_case(cases["strided"], Tampering(_gap_write), "ascend910b")
+    assert out.outcome == "failed" and "outside the output view" in out.reason
+
+
+def test_unexpected_status_fails_with_message(cases):
+    out = run_case(cases["contiguous"], Tampering(status=161002), "ascend910b")
+    assert out.outcome == "failed"
+    assert "phase-1 status 161002, expected 0" in out.reason and "check B1 failed" in out.reason
+
+
+def test_invalid_case_passes_only_with_expected_status_and_check():
+    """The AclnnBackend path is not needed to judge statuses: a scripted backend is enough."""
+    _, loaded = load(_doc_path())
+    case = next(c for c in loaded if c.kind == "invalid")
+    scripted = SimpleNamespace(info=BackendInfo("aclnn", "fake", "0", "Ascend910B2", "ascend910b", True,
+                                                details={"names_checks": True}),
+                               supports=lambda c: None, after_case=lambda: [],
+                               run=lambda c, a: RunResult(status=161001, message="EZ1001: [x] check B1 failed: null"))
+    assert run_case(case, scripted, "ascend910b").outcome == "passed"
+    scripted.run = lambda c, a: RunResult(status=161001, message="EZ1001: [x] check B2 failed: null")
+    out = run_case(case, scripted, "ascend910b")
+    assert out.outcome == "failed" and "raised by B2 instead of B1" in out.reason
+    scripted.run = lambda c, a: RunResult(status=0)
+    assert run_case(case, scripted, "ascend910b").outcome == "failed"
+
+
+def test_leak_reported_by_backend_fails_case(cases):
+    out = run_case(cases["contiguous"], Tampering(leak="2 live objects"), "ascend910b")
+    assert out.outcome == "failed" and "2 live objects" in out.reason
+
+
+def test_phase2_failure_fails_valid_case(cases):
+    class Phase2(Tampering):
+        def run(self, case, args):
+            result = super().run(case, args)
+            result.phase2_status, result.message = 507015, "EZ9999: AI Core exception"
+            return result
+    out = run_case(cases["contiguous"], Phase2(), "ascend910b")
+    assert out.outcome == "failed" and "507015" in out.reason
+
+
+def test_inputs_are_deterministic_per_case(cases):
+    a, b = inputs.prepare(cases["contiguous"]), inputs.prepare(cases["contiguous"])
+    for name in a:
+        assert torch.equal(a[name], b[name])
+    other = inputs.prepare(cases["strided"])
+    assert not torch.equal(a["gradOutput"], other["gradOutput"])   # the seed follows the case id
+
+
+def test_output_buffers_are_poisoned(cases):
+    args = inputs.build_args(cases["strided"], inputs.prepare(cases["strided"]))
+    out = next(a.value for a in args if a.is_output)
+    assert torch.isnan(out.storage).all()
+
+
+def _doc_path(_cache={}):
+    if "p" not in _cache:
+        import tempfile
+        d = tempfile.mkdtemp()
+        p = f"{d}/case.yaml"
+        with open(p, "w") as f:
+            yaml.safe_dump(BASE, f)
+        _cache["p"] = p
+    return _cache["p"]
