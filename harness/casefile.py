@@ -52,6 +52,7 @@ class OpSpec:
     channel_last_formats: tuple[str, ...]
     checks: tuple[Check, ...]
     path: str
+    input_attrs: tuple[Param, ...] = ()   # shape the inputs (e.g. adaptive outputSize), not passed to the API
 
     @property
     def aclnn(self) -> str:
@@ -70,7 +71,8 @@ class OpSpec:
 
     @property
     def attr_params(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if p.type != "tensor")
+        """Every attribute a case sets: API scalars/arrays, then input-only attributes."""
+        return tuple(p for p in self.params if p.type != "tensor") + self.input_attrs
 
 
 @dataclass(frozen=True)
@@ -314,8 +316,14 @@ def _op_spec(path, doc) -> OpSpec:
     for fmt in doc.get("channel_last_formats", []):
         if fmt not in formats.FORMATS:
             raise CaseFileError(path, f"unknown format {fmt!r}", None, "channel_last_formats")
+    input_attrs = []
+    for i, p in enumerate(doc.get("input_attrs") or []):
+        if p["name"] in seen:
+            raise CaseFileError(path, f"input attribute {p['name']!r} is also an API parameter", None, f"input_attrs.{i}.name")
+        seen.add(p["name"])
+        input_attrs.append(Param(p["name"], p["type"]))
     return OpSpec(doc["op"], doc["golden"], doc["standard"], fams, tuple(params), doc["output_like"],
-                  tuple(doc.get("channel_last_formats", [])), tuple(checks), str(path))
+                  tuple(doc.get("channel_last_formats", [])), tuple(checks), str(path), tuple(input_attrs))
 
 
 def _check_standard(path, group, fld, name, dtype=None):
