@@ -59,9 +59,10 @@ class BackendInfo:
         return f"{kind}: " + " ".join(parts)
 
     def as_properties(self) -> dict[str, str]:
-        return {"backend": self.backend, "library": self.library, "device": self.device,
-                "soc_name": self.soc_name or "", "family": self.family or "",
-                "simulated": str(self.simulated).lower(), "backend_version": self.version}
+        props = {"backend": self.backend, "library": self.library, "device": self.device,
+                 "soc_name": self.soc_name or "", "family": self.family or "",
+                 "simulated": str(self.simulated).lower(), "backend_version": self.version}
+        return {k: str(v) for k, v in props.items()}   # plain str: xdist serialises these
 
 
 class Backend(Protocol):
