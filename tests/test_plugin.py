@@ -1,0 +1,76 @@
+"""The pytest plugin end to end, in a subprocess: ids, selection, reports, JUnit provenance."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+import yaml
+
+from tests.test_casefile_errors import BASE
+
+
+@pytest.fixture()
+def suite(tmp_path):
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "mp.yaml").write_text(yaml.safe_dump(BASE, sort_keys=False))
+
+    def run(*args):
+        cmd = [sys.executable, "-m", "pytest", "-p", "harness.plugin", str(cases), "--rootdir", str(tmp_path),
+               "-c", "/dev/null", "--report-dir", str(tmp_path / "rep"), *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        return proc.returncode, proc.stdout + proc.stderr
+    run.tmp = tmp_path
+    return run
+
+
+def test_report_provenance_and_summary(suite):
+    code, out = suite("-q", "--junitxml", str(suite.tmp / "j.xml"))
+    assert code == 0, out
+    assert "aclnn conformance summary" in out and "SIMULATED (not hardware)" in out
+    assert "MaxPool2dWithIndicesBackward" in out                    # the per-operator table
+    props = {p.get("name"): p.get("value") for p in ET.parse(suite.tmp / "j.xml").iter("property")}
+    assert props["backend"] == "torch" and props["simulated"] == "true" and "torch" in props["library"]
+    records = [json.loads(x) for x in (suite.tmp / "rep" / "results.jsonl").read_text().splitlines()]
+    assert {r["outcome"] for r in records} == {"passed", "skipped"}
+    assert all(r["backend"]["simulated"] == "true" for r in records)
+    summary = json.loads((suite.tmp / "rep" / "summary.json").read_text())
+    assert summary["per_operator"]["MaxPool2dWithIndicesBackward"] == {"passed": 1, "skipped": 1}
+
+
+def test_ids_are_readable_node_ids_usable_with_k(suite):
+    code, out = suite("--collect-only", "-q")
+    assert "mp.yaml::basic[float32-int32-1x2x4x4-ks2x2_s2x2_p0x0_d1x1_cm0-NCHW-contiguous-uniform]" in out, out
+    assert "mp.yaml::bad_args[B1]" in out
+    code, out = suite("-q", "-k", "basic and 1x2x4x4")
+    assert code == 0 and "1 passed" in out and "1 deselected" in out, out
+
+
+def test_markers_select_op_kind_and_family(suite):
+    code, out = suite("-q", "-m", "invalid")
+    assert "1 skipped" in out and "1 deselected" in out, out
+    code, out = suite("-q", "-m", "max_pool2d_with_indices_backward and ascend950 and valid")
+    assert "1 passed" in out, out
+
+
+def test_unknown_soc_is_a_one_line_usage_error(suite):
+    code, out = suite("-q", "--soc", "ascend9999")
+    assert code == 4 and "unknown SoC family 'ascend9999'" in out, out
+
+
+def test_family_filter_deselects_cases_of_other_families(suite):
+    code, out = suite("-q", "--soc", "ascend310p")
+    assert "2 deselected" in out, out
+
+
+def test_slow_tier_is_opt_in(suite, tmp_path):
+    doc = yaml.safe_load((tmp_path / "cases" / "mp.yaml").read_text())
+    doc["groups"][0]["tier"] = "slow"
+    (tmp_path / "cases" / "mp.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    code, out = suite("-q", "--collect-only")
+    assert "basic[" not in out.split("deselected")[0] or "1 deselected" in out, out
+    code, out = suite("-q", "--tier", "slow")
+    assert "1 passed" in out and "1 deselected" in out, out
