@@ -227,6 +227,8 @@ def pytest_runtest_logreport(report):
     props = dict(report.user_properties)
     if "case_id" not in props or not (report.when == "call" or report.failed):
         return
+    if not _is_controller(_STATE["config"]):   # xdist workers forward reports; the controller records
+        return
     recorder = _recorder(_STATE["config"], props)
     if "outcome" in props:
         record = json.loads(props["outcome"])

@@ -74,3 +74,10 @@ def test_slow_tier_is_opt_in(suite, tmp_path):
     assert "basic[" not in out.split("deselected")[0] or "1 deselected" in out, out
     code, out = suite("-q", "--tier", "slow")
     assert "1 passed" in out and "1 deselected" in out, out
+
+
+def test_xdist_records_each_case_once(suite):
+    code, out = suite("-q", "-n", "2")
+    assert code == 0, out
+    records = (suite.tmp / "rep" / "results.jsonl").read_text().splitlines()
+    assert len(records) == 2, records      # workers forward reports; only the controller writes
