@@ -20,9 +20,14 @@ def params_of(case: Case) -> SimpleNamespace:
 
 
 def prepare(case: Case) -> dict[str, torch.Tensor]:
-    """Logical input tensors of a case (after its mutation, if any)."""
+    """Logical input tensors of a case, before any invalid-scenario mutation."""
     module = golden_pkg.load(case.op.golden)
-    inputs = module.prepare(values.make_draw(case.values, case.id), params_of(case))
+    return module.prepare(values.make_draw(case.values, case.id), params_of(case))
+
+
+def mutate(case: Case, prepared: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The inputs an invalid scenario passes: its tensor changes applied to a copy."""
+    inputs = dict(prepared)
     if case.mutation:
         for name, change in case.mutation.tensors.items():
             if name not in inputs:     # an output: changed when it is allocated
@@ -53,8 +58,13 @@ def attrs_of(case: Case) -> dict:
     return attrs
 
 
-def build_args(case: Case, inputs: dict[str, torch.Tensor]) -> list[Arg]:
-    """The phase-1 argument list in signature order."""
+def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[int, ...]) -> list[Arg]:
+    """The phase-1 argument list in signature order.
+
+    `output_shape` is the output's shape in the valid configuration (the shape of
+    `output_like` before mutation), so a scenario that changes only an input's
+    shape really does make the two disagree.
+    """
     op = case.op
     attrs = attrs_of(case)
     changes = case.mutation.tensors if case.mutation else {}
@@ -69,7 +79,7 @@ def build_args(case: Case, inputs: dict[str, torch.Tensor]) -> list[Arg]:
         lay = change.get("layout", case.layout)
         if p.output:
             dt = change.get("dtype", case.dtype_of(p))
-            shape = change.get("shape", tuple(inputs[op.output_like].shape))
+            shape = change.get("shape", tuple(output_shape))
             logical = torch.full(tuple(shape), poison(dtypes.lookup(dt).torch), dtype=dtypes.lookup(dt).torch)
         else:
             logical = inputs[p.name]

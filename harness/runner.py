@@ -82,9 +82,10 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome) -> Ou
         return out
     numerics = case.runs_numerics(family)
     out.expected_status = case.expected_status(family)
-    inputs = inputs_mod.prepare(case)
+    prepared = inputs_mod.prepare(case)
+    inputs = inputs_mod.mutate(case, prepared)
     expected = golden_pkg.load(case.op.golden).golden(inputs, inputs_mod.attrs_of(case)) if numerics else None
-    args = inputs_mod.build_args(case, inputs)
+    args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
     result = backend.run(case, args)
     out.status, out.message = result.status, result.message
     out.phase2_status, out.sync_status = result.phase2_status, result.sync_status

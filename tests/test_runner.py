@@ -130,7 +130,8 @@ def test_inputs_are_deterministic_per_case(cases):
 
 
 def test_output_buffers_are_poisoned(cases):
-    args = inputs.build_args(cases["strided"], inputs.prepare(cases["strided"]))
+    prepared = inputs.prepare(cases["strided"])
+    args = inputs.build_args(cases["strided"], prepared, tuple(prepared["self"].shape))
     out = next(a.value for a in args if a.is_output)
     assert torch.isnan(out.storage).all()
 

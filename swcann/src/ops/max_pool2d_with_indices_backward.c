@@ -1,0 +1,212 @@
+/* aclnnMaxPool2dWithIndicesBackward -- spec ops/max_pool2d_with_indices_backward.md.
+ * Phase 1 = section B table in code order (ids B1..B33); phase 2 = section C. */
+#include "scatter_kernel.h"
+
+#define API "aclnnMaxPool2dWithIndicesBackward"
+
+static int arch_dtypes(const opctx *x, const int **l)
+{
+    static const int regbase[] = {ACL_FLOAT16, ACL_FLOAT, ACL_BF16}, a22[] = {ACL_FLOAT};
+    if (x->soc->arch == DAV_3510) { *l = regbase; return 3; }
+    if (x->soc->arch == DAV_2201) { *l = a22; return 1; }
+    *l = NULL; /* DAV_1001 explicitly empty, any other arch empty (#9) */
+    return 0;
+}
+
+static int arch_idx_dtypes(const opctx *x, const int **l)
+{
+    static const int regbase[] = {ACL_INT32, ACL_INT64}, other[] = {ACL_INT32, ACL_INT8};
+    *l = x->soc->arch == DAV_3510 ? regbase : other; /* #12 */
+    return 2;
+}
+
+static void layout(int rank, int nhwc, int ax[5])
+{
+    static const int nchw4[5] = {0, 1, -1, 2, 3}, chw3[5] = {-1, 0, -1, 1, 2},
+                     nhwc4[5] = {0, 3, -1, 1, 2}, hwc3[5] = {-1, 2, -1, 0, 1};
+    memcpy(ax, rank == 4 ? (nhwc ? nhwc4 : nchw4) : (nhwc ? hwc3 : chw3), sizeof nchw4);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
+    const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
+    const aclIntArray *kernelSize, const aclIntArray *stride, const aclIntArray *padding,
+    const aclIntArray *dilation, bool ceilMode, aclTensor *gradInput, uint64_t *workspaceSize,
+    aclOpExecutor **executor)
+{
+    opctx x;
+    char b1[128], b2[128];
+    int st = op_begin(&x, API);
+    if (st) return st;
+    /* B1..B8: null checks in parameter order */
+    const void *hs[8] = {gradOutput, self, indices, kernelSize, stride, padding, dilation, gradInput};
+    static const char *const nm[8] = {"gradOutput", "self", "indices", "kernelSize", "stride",
+                                      "padding", "dilation", "gradInput"};
+    static const int kinds[8] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_INTARRAY,
+                                 SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_TENSOR};
+    for (int i = 0; i < 8; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "B%d", i + 1);
+        if (!hs[i]) return op_fail(&x, ACLNN_ERR_PARAM_NULLPTR, id, "%s is nullptr", nm[i]);
+    }
+    if ((st = op_live(&x, 8, hs, kinds, nm))) return st;
+    const int *l;
+    int nl = arch_dtypes(&x, &l);
+    if (!dt_in(self->dtype, l, nl))
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B9", "self dtype %s not in supported list %s "
+                       "for %s (%s, NpuArch DAV_%d)", swc_dtype_name(self->dtype),
+                       dt_list(l, nl, b1, sizeof b1), x.soc->family, x.soc->soc_name, x.soc->arch);
+    if (gradOutput->dtype != self->dtype)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B10", "gradOutput dtype %s != self dtype %s",
+                       swc_dtype_name(gradOutput->dtype), swc_dtype_name(self->dtype));
+    if (gradInput->dtype != self->dtype)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B11", "gradInput dtype %s != self dtype %s",
+                       swc_dtype_name(gradInput->dtype), swc_dtype_name(self->dtype));
+    nl = arch_idx_dtypes(&x, &l);
+    if (!dt_in(indices->dtype, l, nl))
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B12", "indices dtype %s not in %s for %s",
+                       swc_dtype_name(indices->dtype), dt_list(l, nl, b1, sizeof b1), x.soc->family);
+    if (self->format != gradOutput->format || self->format != gradInput->format)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B13", "storage formats differ: self %s, "
+                       "gradOutput %s, gradInput %s", fmt_name(self->format),
+                       fmt_name(gradOutput->format), fmt_name(gradInput->format));
+    const aclTensor *pf[4] = {self, gradInput, gradOutput, indices};
+    static const char *const pfn[4] = {"self", "gradInput", "gradOutput", "indices"};
+    for (int i = 0; i < 4; i++)
+        if (is_private_format(pf[i]->format))
+            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B14", "%s has private format %s; only %s "
+                           "supported", pfn[i], fmt_name(pf[i]->format),
+                           is_regbase(&x) ? "ND, NCHW or NHWC" : "ND, NCHW");
+    const aclTensor *rt[4] = {self, gradInput, gradOutput, indices};
+    for (int i = 0; i < 4; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "B%d", 15 + i);
+        if (rk(rt[i]) != 3 && rk(rt[i]) != 4)
+            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, id, "%s rank %lld not in {3, 4}", pfn[i],
+                           (long long)rk(rt[i]));
+    }
+    uint64_t lk = alen(kernelSize), ls = alen(stride), lp = alen(padding), ld = alen(dilation);
+    if (lk != 1 && lk != 2)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B19", "kernelSize length %llu not in {1, 2}",
+                       (unsigned long long)lk);
+    if (ls > 2)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B20", "stride length %llu not in {0, 1, 2}",
+                       (unsigned long long)ls);
+    if (lp != 1 && lp != 2)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B21", "padding length %llu not in {1, 2}",
+                       (unsigned long long)lp);
+    if (ld != 1 && ld != 2)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B22", "dilation length %llu not in {1, 2}",
+                       (unsigned long long)ld);
+    int64_t kH = kernelSize->v[0], kW = lk == 2 ? kernelSize->v[1] : kH;
+    if (kH <= 0 || kW <= 0)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B23", "kernelSize (%lld, %lld) must be > 0",
+                       (long long)kH, (long long)kW);
+    int64_t sH = ls == 0 ? kH : stride->v[0], sW = ls == 0 ? kW : (ls == 2 ? stride->v[1] : sH);
+    if (sH <= 0 || sW <= 0)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B24", "stride (%lld, %lld) must be > 0",
+                       (long long)sH, (long long)sW);
+    int64_t pH = padding->v[0], pW = lp == 2 ? padding->v[1] : pH;
+    if (pH < 0 || pW < 0 || pH > kH / 2 || pW > kW / 2)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B25", "padding (%lld, %lld) must be >= 0 and "
+                       "<= kernelSize/2 (%lld, %lld)", (long long)pH, (long long)pW,
+                       (long long)(kH / 2), (long long)(kW / 2));
+    int64_t dH = dilation->v[0], dW = ld == 2 ? dilation->v[1] : dH;
+    if (is_regbase(&x) && (dH <= 0 || dW <= 0))
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B26a", "dilation (%lld, %lld) must be > 0",
+                       (long long)dH, (long long)dW);
+    if (!is_regbase(&x) && (dH != 1 || dW != 1))
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B26b", "dilation (%lld, %lld) must be (1, 1) "
+                       "on NpuArch DAV_%d", (long long)dH, (long long)dW, x.soc->arch);
+    if (!shape_eq(gradInput, self))
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B27", "gradInput shape %s != self shape %s",
+                       shp(gradInput, b1, sizeof b1), shp(self, b2, sizeof b2));
+    /* #28: the dims are read per self's storage format (NHWC -> N,H,W,C / H,W,C) */
+    int nhwc = self->format == ACL_FORMAT_NHWC, r = (int)rk(self);
+    int ax[5];
+    layout(r, nhwc, ax);
+    int64_t N = ax[0] >= 0 ? dm(self, ax[0]) : 1, C = dm(self, ax[1]), H = dm(self, ax[3]),
+            W = dm(self, ax[4]);
+    if (C == 0 || H == 0 || W == 0)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B28", "self %s has C=%lld, H=%lld, W=%lld; "
+                       "C, H and W must be non-zero", shp(self, b1, sizeof b1), (long long)C,
+                       (long long)H, (long long)W);
+    if (pH > ((kH - 1) * dH + 1) / 2 || pW > ((kW - 1) * dW + 1) / 2)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B29", "padding (%lld, %lld) exceeds half the "
+                       "effective kernel", (long long)pH, (long long)pW);
+    int64_t Ho = pool_out(H, kH, sH, pH, dH, ceilMode), Wo = pool_out(W, kW, sW, pW, dW, ceilMode);
+    if (Ho <= 0 || Wo <= 0)
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B30", "output size (Ho=%lld, Wo=%lld) must be "
+                       "> 0 for input H=%lld, W=%lld", (long long)Ho, (long long)Wo, (long long)H,
+                       (long long)W);
+    int64_t exp[4];
+    exp[ax[1]] = C;
+    exp[ax[3]] = Ho;
+    exp[ax[4]] = Wo;
+    if (ax[0] >= 0) exp[ax[0]] = N;
+    int ok = rk(gradOutput) == r;
+    for (int i = 0; ok && i < r; i++) ok = dm(gradOutput, i) == exp[i];
+    if (!ok) {
+        char e[96];
+        size_t o = (size_t)snprintf(e, sizeof e, "[");
+        for (int i = 0; i < r; i++) o += (size_t)snprintf(e + o, sizeof e - o, i ? ",%lld" : "%lld", (long long)exp[i]);
+        snprintf(e + o, sizeof e - o, "]");
+        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B31", "gradOutput shape %s != expected %s "
+                       "(%s, ceilMode=%d)", shp(gradOutput, b1, sizeof b1), e,
+                       nhwc ? "NHWC" : "NCHW", (int)ceilMode);
+    }
+    /* B32 (indices shape == gradOutput shape) is logged but NOT enforced upstream */
+    int empty = numel(self) == 0; /* B33: only N == 0 gets here */
+    int64_t P = H * W;
+    int overlap = kH > sH || kW > sW || dH != 1 || dW != 1;
+    uint64_t ws = empty ? 0 : SYS_WORKSPACE;
+    /* A2/A3 fp32 workspace for fp16/bf16 overlap (spec C "Workspace"; unreachable for fp32-only) */
+    uint64_t accws = (!empty && !is_regbase(&x) && self->dtype != ACL_FLOAT && overlap)
+                         ? (uint64_t)(N * C * P) * 4u : 0;
+    struct aclOpExecutor *e = exec_new(&x, sizeof(scatter_job), scatter_kernel, ws + accws);
+    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    scatter_job *j = e->payload;
+    j->h.empty = empty;
+    j->h.acc_ws_off = accws ? SYS_WORKSPACE : 0;
+    j->h.nt = 4;
+    snap(&j->h.t[0], gradOutput, "gradOutput");
+    snap(&j->h.t[1], indices, "indices");
+    snap(&j->h.t[2], gradInput, "gradInput");
+    snap(&j->h.t[3], self, "self");
+    /* A2/A3 kernel is NCDHW-only: NHWC data is processed as if NCHW (spec G.4) */
+    layout(r, is_regbase(&x) ? nhwc : 0, j->ax_gi);
+    memcpy(j->ax_go, j->ax_gi, sizeof j->ax_go);
+    memcpy(j->ax_ix, j->ax_gi, sizeof j->ax_ix);
+    j->mode = (j->h.deviations && !is_regbase(&x) && !overlap) ? ACC_LWW : ACC_FP32;
+    /* kernel-level (tiling) checks whose status the L0 wrapper discards (spec B.2) */
+    if (!empty) {
+        if (has_neg_dim(self) || has_neg_dim(gradOutput) || has_neg_dim(indices))
+            set_reject(&j->h, "negative dimension");
+        else if (!shape_eq(indices, gradOutput))
+            set_reject(&j->h, "grad shape %s != argmax shape %s", shp(gradOutput, b1, sizeof b1),
+                       shp(indices, b2, sizeof b2));
+        else if (!is_regbase(&x) && indices->dtype != ACL_INT32)
+            set_reject(&j->h, "MaxPool3DGradWithArgmax has no %s argmax kernel",
+                       swc_dtype_name(indices->dtype));
+        else if (!is_regbase(&x) && P > INT32_MAX)
+            set_reject(&j->h, "D*H*W %lld > INT32_MAX", (long long)P);
+        else if (!is_regbase(&x) && nhwc) {
+            /* NCHW reading of NHWC dims must still satisfy the kernel's shape check */
+            int a2[5];
+            layout(r, 0, a2);
+            int64_t h2 = dm(self, a2[3]), w2 = dm(self, a2[4]);
+            if (dm(gradOutput, a2[3]) != pool_out(h2, kH, sH, pH, 1, ceilMode) ||
+                dm(gradOutput, a2[4]) != pool_out(w2, kW, sW, pW, 1, ceilMode) ||
+                dm(gradOutput, a2[1]) != dm(self, a2[1]))
+                set_reject(&j->h, "NHWC tensors are read as NCHW by the A2/A3 kernel and the grad "
+                           "shape %s does not match the pooling formula for that reading",
+                           shp(gradOutput, b1, sizeof b1));
+        }
+    }
+    return finish(&x, e, workspaceSize, executor);
+}
+
+ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackward(void *workspace,
+    uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
+{
+    return exec_phase2(API, workspace, workspaceSize, executor, stream);
+}

@@ -1,0 +1,86 @@
+/* dtype helpers shared (as static inline) by runtime and ops:
+ * element sizes, GE-style names, fp16/bf16 <-> fp32 with round-to-nearest-even. */
+#ifndef SWC_DTYPE_H_
+#define SWC_DTYPE_H_
+#include <stdint.h>
+#include <string.h>
+
+static inline size_t swc_dtype_size(int dt)
+{
+    switch (dt) {
+    case 0: case 3: case 8: return 4;             /* FLOAT INT32 UINT32 */
+    case 1: case 6: case 7: case 27: return 2;    /* FLOAT16 INT16 UINT16 BF16 */
+    case 2: case 4: case 12: return 1;            /* INT8 UINT8 BOOL */
+    case 9: case 10: case 11: case 16: return 8;  /* INT64 UINT64 DOUBLE COMPLEX64 */
+    case 17: return 16;                           /* COMPLEX128 */
+    case 33: return 4;                            /* COMPLEX32 */
+    case 29: case 30: case 34: case 35: case 36: case 37:
+    case 38: case 39: case 40: case 41: return 1; /* sub-byte / 8-bit floats */
+    default: return 0;                            /* UNDEFINED, STRING, unknown */
+    }
+}
+
+/* aclnn messages use GE names (acl_abi.md 3.1 note) */
+static inline const char *swc_dtype_name(int dt)
+{
+    switch (dt) {
+    case 0: return "DT_FLOAT"; case 1: return "DT_FLOAT16"; case 2: return "DT_INT8";
+    case 3: return "DT_INT32"; case 4: return "DT_UINT8"; case 6: return "DT_INT16";
+    case 7: return "DT_UINT16"; case 8: return "DT_UINT32"; case 9: return "DT_INT64";
+    case 10: return "DT_UINT64"; case 11: return "DT_DOUBLE"; case 12: return "DT_BOOL";
+    case 13: return "DT_STRING"; case 16: return "DT_COMPLEX64"; case 17: return "DT_COMPLEX128";
+    case 27: return "DT_BFLOAT16"; case 29: return "DT_INT4"; case 33: return "DT_COMPLEX32";
+    case -1: return "DT_UNDEFINED";
+    default: return "DT_UNKNOWN";
+    }
+}
+
+static inline uint32_t swc_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float swc_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static inline float swc_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1f) return swc_u2f(sign | 0x7f800000u | (man << 13)); /* inf / nan */
+    if (exp == 0) {
+        if (man == 0) return swc_u2f(sign);
+        /* subnormal: man * 2^-24 is exact in fp32 */
+        float v = (float)man * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    return swc_u2f(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+/* fp32 -> fp16, round to nearest even, overflow -> inf, NaN kept quiet */
+static inline uint16_t swc_float_to_half(float f)
+{
+    uint32_t u = swc_f2u(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t absu = u & 0x7fffffffu;
+    if (absu >= 0x7f800000u) /* inf or nan */
+        return (uint16_t)(sign | 0x7c00u | (absu > 0x7f800000u ? 0x200u | ((absu >> 13) & 0x3ffu) : 0));
+    if (absu >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to >= 65520 -> inf */
+    if (absu < 0x38800000u) { /* result subnormal or zero: exponent < -14 */
+        if (absu < 0x33000000u) return sign; /* < 2^-25: rounds to 0 */
+        uint32_t e = absu >> 23, m = (absu & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126u - e; /* 14..24 */
+        uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (q & 1u))) q++;
+        return (uint16_t)(sign | q);
+    }
+    uint32_t q = ((absu - 0x38000000u) >> 13); /* rebias exponent by -112 */
+    uint32_t rem = absu & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) q++;
+    return (uint16_t)(sign | q);
+}
+
+static inline float swc_bf16_to_float(uint16_t b) { return swc_u2f((uint32_t)b << 16); }
+
+static inline uint16_t swc_float_to_bf16(float f)
+{
+    uint32_t u = swc_f2u(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+#endif

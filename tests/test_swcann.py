@@ -1,0 +1,300 @@
+"""Tests of the software CANN (swcann/): build, exported ABI, the C smoke driver
+(plain, under valgrind, and ASan-instrumented), build caching/race safety and the
+clear error for a broken compiler."""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from swcann import build as swbuild
+
+REPO = Path(__file__).resolve().parents[1]
+SMOKE = REPO / "swcann" / "tests" / "smoke.c"
+API_PREFIXES = ("acl", "swcann")
+
+
+def _clean_env() -> dict[str, str]:
+    env = os.environ.copy()
+    for k in list(env):
+        if k.startswith("SWCANN_") or k == "ASCEND_RT_VISIBLE_DEVICES":
+            del env[k]
+    return env
+
+
+def _compile_smoke(root: Path, out: Path, extra: tuple[str, ...] = ()) -> Path:
+    cc = shlex.split(os.environ.get("CC") or "cc")
+    lib = root / "lib64"
+    cmd = cc + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", *extra, "-I", str(root / "include"),
+                str(SMOKE), "-o", str(out), "-L", str(lib), "-lopapi", "-lnnopbase", "-lascendcl",
+                f"-Wl,-rpath,{lib}", "-lm"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, f"smoke driver did not compile: {' '.join(cmd)}\n{r.stderr}"
+    return out
+
+
+def _run(cmd: list[str], env: dict[str, str] | None = None, timeout: int = 120):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=env if env is not None else _clean_env())
+
+
+@pytest.fixture(scope="module")
+def root() -> Path:
+    return swbuild.build()
+
+
+def test_build_tree_and_flags(root):
+    info = swbuild.read_info(root)
+    assert info["software_cann"] == "1"
+    assert "-Wall -Wextra -Werror" in info["cflags"], info["cflags"]
+    assert "-std=c11" in info["cflags"] and "-fvisibility=hidden" in info["cflags"]
+    for lib in ("libascendcl.so", "libnnopbase.so", "libopapi.so"):
+        assert (root / "lib64" / lib).is_file()
+    assert (root / "include" / "acl" / "acl.h").is_file()
+    assert (root / "include" / "aclnn" / "acl_meta.h").is_file()
+    toolkit = next(root.glob("*-linux/ascend_toolkit_install.info")).read_text()
+    assert any(l.startswith("version=") and l.endswith("-swcann") for l in toolkit.splitlines())
+    assert root.parent == REPO / "build" / "swcann"
+
+
+def test_build_is_cached(root):
+    before = (root / "lib64" / "libopapi.so").stat().st_mtime_ns
+    assert swbuild.build() == root
+    assert (root / "lib64" / "libopapi.so").stat().st_mtime_ns == before
+
+
+def test_exports_only_api(root):
+    nm = shutil.which("nm")
+    if not nm:
+        pytest.skip("nm (binutils) not installed")
+    expected = {
+        "libascendcl.so": {"aclInit", "aclFinalize", "aclGetRecentErrMsg", "aclrtSetDevice",
+                           "aclrtMalloc", "aclrtMemcpy", "aclrtSynchronizeStream", "aclrtGetSocName",
+                           "swcannGetStats", "swcannInjectFault", "swcannVersion"},
+        "libnnopbase.so": {"aclCreateTensor", "aclDestroyTensor", "aclCreateIntArray", "aclGetViewShape",
+                           "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclnnInit"},
+        "libopapi.so": {f"aclnn{op}{sfx}" for op in ("MaxPool2dWithIndicesBackward",
+                        "MaxPool3dWithArgmaxBackward", "AdaptiveMaxPool2dBackward",
+                        "AvgPool2dBackward", "MaxUnpool3dBackward") for sfx in ("", "GetWorkspaceSize")},
+    }
+    for lib, names in expected.items():
+        out = _run([nm, "-D", "--defined-only", str(root / "lib64" / lib)]).stdout
+        syms = {l.split()[-1] for l in out.splitlines() if l.strip()}
+        assert names <= syms, f"{lib} lacks {sorted(names - syms)}"
+        stray = sorted(s for s in syms if not s.startswith(API_PREFIXES) and not s.startswith("_"))
+        assert not stray, f"{lib} exports internal symbols {stray}"
+
+
+def test_smoke(root, tmp_path):
+    exe = _compile_smoke(root, tmp_path / "smoke")
+    r = _run([str(exe)])
+    assert r.returncode == 0 and "smoke: OK" in r.stdout, r.stdout + r.stderr
+
+
+def test_smoke_valgrind(root, tmp_path):
+    vg = shutil.which("valgrind")
+    if not vg:
+        pytest.skip("valgrind is not installed")
+    exe = _compile_smoke(root, tmp_path / "smoke")
+    r = _run([vg, "-q", "--error-exitcode=99", "--leak-check=full", "--errors-for-leak-kinds=definite",
+              str(exe)], timeout=300)
+    assert r.returncode == 0 and "smoke: OK" in r.stdout, r.stdout + r.stderr
+
+
+def test_smoke_asan(tmp_path):
+    root = swbuild.build(asan=True)
+    assert "-fsanitize=address" in swbuild.read_info(root)["cflags"]
+    exe = _compile_smoke(root, tmp_path / "smoke_asan", ("-fsanitize=address", "-fno-omit-frame-pointer"))
+    env = _clean_env()
+    env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+    r = _run([str(exe)], env=env, timeout=300)
+    assert r.returncode == 0 and "smoke: OK" in r.stdout, r.stdout + r.stderr
+
+
+def test_broken_compiler_gives_clear_error(monkeypatch):
+    monkeypatch.setenv("CC", "false")
+    with pytest.raises(swbuild.BuildError) as ei:
+        swbuild.build()
+    msg = str(ei.value)
+    assert "compiler command `false" in msg and "exited with status" in msg and "\n" not in msg
+    # a compiler that explains itself: its stderr is quoted in the error
+    monkeypatch.setenv("CC", "sh -c 'echo cc1: fatal error: boom >&2; exit 3' sh")
+    with pytest.raises(swbuild.BuildError, match="status 3; its stderr was: cc1: fatal error: boom"):
+        swbuild.build()
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    with pytest.raises(swbuild.BuildError, match="could not run the compiler command"):
+        swbuild.build()
+    assert not list((REPO / "build" / "swcann").glob(".tmp-*")), "failed builds must not leave temp dirs"
+
+
+def test_concurrent_builds_share_one_tree(root):
+    # a unique (harmless) define gives a fresh hash, so the processes really race
+    cc = (os.environ.get("CC") or "cc") + f" -DSWCANN_RACE_{uuid.uuid4().hex[:8]}=1"
+    env = _clean_env()
+    env["CC"] = cc
+    code = "from swcann.build import build; print(build())"
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    try:
+        assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+        roots = {o[0].strip() for o in outs}
+        assert len(roots) == 1, roots
+        built = Path(roots.pop())
+        assert (built / "swcann.info").is_file() and (built / "lib64" / "libopapi.so").is_file()
+        assert not list(built.parent.glob(f".tmp-{built.name}-*"))
+    finally:
+        for o in outs:
+            p = Path(o[0].strip()) if o[0].strip() else None
+            if p and p != root and p.parent == REPO / "build" / "swcann":
+                shutil.rmtree(p, ignore_errors=True)
+
+
+_CTYPES_PROBE = r"""
+import ctypes, os, sys
+lib = sys.argv[1]
+rt = ctypes.CDLL(os.path.join(lib, "libascendcl.so"))
+nn = ctypes.CDLL(os.path.join(lib, "libnnopbase.so"))
+op = ctypes.CDLL(os.path.join(lib, "libopapi.so"))
+rt.aclrtGetSocName.restype = ctypes.c_char_p
+rt.aclGetRecentErrMsg.restype = ctypes.c_char_p
+nn.aclCreateTensor.restype = ctypes.c_void_p
+nn.aclCreateIntArray.restype = ctypes.c_void_p
+P64, U64, VP = ctypes.POINTER(ctypes.c_int64), ctypes.c_uint64, ctypes.c_void_p
+nn.aclCreateTensor.argtypes = [P64, U64, ctypes.c_int, P64, ctypes.c_int64, ctypes.c_int, P64, U64, VP]
+nn.aclCreateIntArray.argtypes = [P64, U64]
+assert rt.aclInit(None) == 0
+print("soc", rt.aclrtGetSocName().decode())
+I64 = ctypes.c_int64
+def tensor(dims, dt, fmt=0):
+    d = (I64 * len(dims))(*dims)
+    st = [1] * len(dims)
+    for i in range(len(dims) - 2, -1, -1):
+        st[i] = st[i + 1] * dims[i + 1]
+    s = (I64 * len(dims))(*st)
+    return ctypes.c_void_p(nn.aclCreateTensor(d, len(dims), dt, s, 0, fmt, d, len(dims), None))
+def arr(v):
+    return ctypes.c_void_p(nn.aclCreateIntArray((I64 * len(v))(*v), len(v)))
+ws, ex = ctypes.c_uint64(), ctypes.c_void_p()
+fp32 = 0
+st = op.aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
+    tensor([1, 1, 2, 2], fp32), tensor([1, 1, 4, 4], fp32), tensor([1, 1, 2, 2], 3),
+    arr([2, 2]), arr([2, 2]), arr([0, 0]), arr([1, 1]), ctypes.c_bool(False),
+    tensor([1, 1, 4, 4], fp32), ctypes.byref(ws), ctypes.byref(ex))
+m = rt.aclGetRecentErrMsg()
+print("mp2", st, (m or b"").decode())
+st = op.aclnnAvgPool2dBackwardGetWorkspaceSize(
+    tensor([1, 1, 2, 2], fp32), tensor([1, 1, 4, 4], fp32), arr([2, 2]), arr([2, 2]), arr([0, 0]),
+    ctypes.c_bool(False), ctypes.c_bool(True), I64(300), ctypes.c_int8(0),
+    tensor([1, 1, 4, 4], fp32), ctypes.byref(ws), ctypes.byref(ex))
+m = rt.aclGetRecentErrMsg()
+print("avg", st, (m or b"").decode())
+"""
+
+
+@pytest.mark.parametrize("family,soc,mp2,avg", [
+    ("ascend910b", "Ascend910B2", "0", "0"),            # AvgPool: divisor 300 -> AvgPool3DGrad path
+    ("ascend950", "Ascend950PR_9579", "0", "0"),
+    ("ascend910", "Ascend910A", "161002 B9", "161002 B3.2"),
+    ("ascend310p", "Ascend310P3", "161002 B9", "161002 B3.2"),
+    ("Ascend910_9392", "Ascend910_9392", "0", "0"),
+])
+def test_family_routing_through_ctypes(root, family, soc, mp2, avg):
+    env = _clean_env()
+    env["SWCANN_SOC"] = family
+    r = _run([sys.executable, "-c", _CTYPES_PROBE, str(root / "lib64")], env=env)
+    assert r.returncode == 0, r.stderr
+    lines = dict(l.split(" ", 1) for l in r.stdout.splitlines())
+    assert lines["soc"] == soc
+    for key, want in (("mp2", mp2), ("avg", avg)):
+        status, *check = want.split()
+        got = lines[key].split(" ", 1)
+        assert got[0] == status, (key, lines[key])
+        if check:
+            assert f"check {check[0]} failed" in got[1] and got[1].startswith("EZ1001: [PID: ")
+
+
+def test_unknown_family_fails_init(root):
+    env = _clean_env()
+    env["SWCANN_SOC"] = "ascend999"
+    code = ("import ctypes,sys; rt=ctypes.CDLL(sys.argv[1]); rt.aclGetRecentErrMsg.restype=ctypes.c_char_p;"
+            "print(rt.aclInit(None)); print(rt.aclGetRecentErrMsg().decode())")
+    r = _run([sys.executable, "-c", code, str(root / "lib64" / "libascendcl.so")], env=env)
+    status, msg = r.stdout.split("\n", 1)
+    assert status == "100000" and "SWCANN_SOC" in msg and "ascend310b" in msg
+
+
+_DEVIATION_PROBE = r"""
+import ctypes, os, struct, sys
+lib = sys.argv[1]
+rt = ctypes.CDLL(os.path.join(lib, "libascendcl.so"))
+nn = ctypes.CDLL(os.path.join(lib, "libnnopbase.so"))
+op = ctypes.CDLL(os.path.join(lib, "libopapi.so"))
+VP, P64, U64 = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint64
+nn.aclCreateTensor.restype = VP
+nn.aclCreateTensor.argtypes = [P64, U64, ctypes.c_int, P64, ctypes.c_int64, ctypes.c_int, P64, U64, VP]
+nn.aclCreateIntArray.restype = VP
+nn.aclCreateIntArray.argtypes = [P64, U64]
+rt.aclrtMalloc.argtypes = [ctypes.POINTER(VP), ctypes.c_size_t, ctypes.c_int]
+rt.aclrtMemcpy.argtypes = [VP, ctypes.c_size_t, VP, ctypes.c_size_t, ctypes.c_int]
+op.aclnnAvgPool2dBackward.argtypes = [VP, U64, VP, VP]
+assert rt.aclInit(None) == 0 and rt.aclrtSetDevice(0) == 0
+def tensor(dims, dt, raw=None):
+    n = 1
+    for d in dims: n *= d
+    es = 4 if dt == 0 else 2
+    p = VP()
+    assert rt.aclrtMalloc(ctypes.byref(p), n * es, 0) == 0
+    if raw is not None:
+        buf = ctypes.create_string_buffer(raw, len(raw))
+        assert rt.aclrtMemcpy(p, n * es, buf, len(raw), 1) == 0
+    st = [1] * len(dims)
+    for i in range(len(dims) - 2, -1, -1): st[i] = st[i + 1] * dims[i + 1]
+    D, S = (ctypes.c_int64 * len(dims))(*dims), (ctypes.c_int64 * len(dims))(*st)
+    return VP(nn.aclCreateTensor(D, len(dims), dt, S, 0, 0, D, len(dims), p)), p, n * es
+def arr(v): return VP(nn.aclCreateIntArray((ctypes.c_int64 * len(v))(*v), len(v)))
+def avg(H, dt, k, pad, g_raw):
+    go, _, _ = tensor([1, 1, 1, 1], dt, g_raw)
+    self_, _, _ = tensor([1, 1, H, H], dt)
+    gi, gp, nb = tensor([1, 1, H, H], dt)
+    ws, ex = ctypes.c_uint64(), VP()
+    st = op.aclnnAvgPool2dBackwardGetWorkspaceSize(go, self_, arr([k, k]), arr([k, k]), arr([pad, pad]),
+        ctypes.c_bool(False), ctypes.c_bool(True), ctypes.c_int64(0), ctypes.c_int8(0), gi,
+        ctypes.byref(ws), ctypes.byref(ex))
+    assert st == 0, st
+    w = VP()
+    if ws.value: assert rt.aclrtMalloc(ctypes.byref(w), ws.value, 0) == 0
+    assert op.aclnnAvgPool2dBackward(w, ws.value, ex, None) == 0
+    assert rt.aclrtSynchronizeStream(None) == 0
+    out = ctypes.create_string_buffer(nb)
+    assert rt.aclrtMemcpy(out, nb, gp, nb, 2) == 0
+    return out.raw
+# global-avg-pool path with padding: documented -> last 2 rows/cols are 0; deviation -> g/k^2 everywhere
+o = avg(10, 0, 10, 2, struct.pack("f", 1.0))
+print("pad", struct.unpack_from("f", o, 0)[0], struct.unpack_from("f", o, 4 * 99)[0])
+# FP16 global path with H*W = 65536: divisor overflows to +inf under the deviation
+o = avg(256, 1, 256, 0, struct.pack("e", 1000.0))
+print("fp16", struct.unpack_from("e", o, 0)[0])
+"""
+
+
+@pytest.mark.parametrize("deviations", ["0", "1"])
+def test_documented_deviations_switch(root, deviations):
+    env = _clean_env()
+    env["SWCANN_SOC"] = "ascend910b"
+    env["SWCANN_DEVIATIONS"] = deviations
+    r = _run([sys.executable, "-c", _DEVIATION_PROBE, str(root / "lib64")], env=env)
+    assert r.returncode == 0, r.stderr
+    vals = {l.split()[0]: [float(v) for v in l.split()[1:]] for l in r.stdout.splitlines()}
+    if deviations == "0":  # documented (PyTorch) semantics
+        assert vals["pad"] == [pytest.approx(0.01), 0.0]
+        assert vals["fp16"][0] == pytest.approx(1000.0 / 65536, rel=1e-3)
+    else:  # spec avg_pool2d_backward.md C.4 / G.8
+        assert vals["pad"] == [pytest.approx(0.01), pytest.approx(0.01)]
+        assert vals["fp16"][0] == 0.0
