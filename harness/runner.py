@@ -86,10 +86,13 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome) -> Ou
     inputs = inputs_mod.mutate(case, prepared)
     expected = golden_pkg.load(case.op.golden).golden(inputs, inputs_mod.attrs_of(case)) if numerics else None
     args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
-    result = backend.run(case, args)
+    try:
+        result = backend.run(case, args)
+    finally:
+        # even when run() raised: a leak must be blamed on this case, not the next one
+        out.problems = backend.after_case()
     out.status, out.message = result.status, result.message
     out.phase2_status, out.sync_status = result.phase2_status, result.sync_status
-    out.problems = backend.after_case()
     if out.problems:
         return _fail(out, "; ".join(out.problems))
     if out.expected_status is not None and result.status != out.expected_status:

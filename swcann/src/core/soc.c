@@ -48,8 +48,11 @@ static int is_950_name(const char *v)
 const swc_soc_info *soc_resolve(const char *v)
 {
     if (!v || !*v) v = "ascend910b"; /* default family */
+    /* Family names are lower case and compared exactly: a case-insensitive match
+     * would read the SoC name "Ascend910B" (old Atlas training part) as the
+     * family "ascend910b" (Atlas A2). */
     for (size_t i = 0; i < NFAM; i++) {
-        if (strcasecmp(v, k_fams[i].family) == 0) {
+        if (strcmp(v, k_fams[i].family) == 0) {
             g_slots[i] = (swc_soc_info){k_fams[i].family, k_fams[i].dflt, k_fams[i].socv,
                                         k_fams[i].arch};
             return &g_slots[i];

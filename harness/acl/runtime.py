@@ -1,0 +1,188 @@
+"""The ACL state of this process: aclInit, the device, one stream.
+
+ACL is process-wide: aclInit once per process (a repeat answers 100002, which
+is harmless), aclrtSetDevice per thread, and the libraries can be loaded from
+one CANN root only. So there is at most one Session per process, opened by the
+backend and closed at exit (atexit) or by Backend.close().
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import threading
+
+from ..errors import HarnessConfigError
+from . import abi
+from .loader import Libraries
+
+
+class AclCallError(RuntimeError):
+    """A runtime or meta-API call failed outside the operator's own phases (malloc, memcpy, create)."""
+
+    def __init__(self, call: str, code: int | None, message: str):
+        self.call, self.code, self.message = call, code, message
+        what = f"{call} failed" + (f" with {code}" if code is not None else "")
+        super().__init__(what + (f": {message}" if message else ""))
+
+
+def recent_error(libs: Libraries) -> str:
+    """aclGetRecentErrMsg() as text. The C buffer is thread-local and overwritten by the next
+    call, so the bytes are copied here (c_char_p restype copies them); NULL means 'no message'."""
+    raw = libs.runtime.aclGetRecentErrMsg()
+    return raw.decode("utf-8", errors="replace") if raw else ""
+
+
+def check(libs: Libraries, call: str, ret: int) -> None:
+    if ret != abi.ACL_SUCCESS:
+        raise AclCallError(call, ret, recent_error(libs))
+
+
+class Session:
+    def __init__(self, libs: Libraries, device_id: int, device_count: int, deterministic: bool,
+                 owns_init: bool):
+        self.libs = libs
+        self.device_id = device_id
+        self.device_count = device_count
+        self.deterministic = deterministic
+        self.owns_init = owns_init          # False: someone else (e.g. torch_npu) called aclInit first
+        self.stream = ctypes.c_void_p()
+        self.soc_name: str | None = None
+        self.closed = False
+        self._threads = {threading.get_ident()}
+
+    def ensure_thread(self) -> None:
+        """aclrtSetDevice binds the *calling thread*; a run from a new thread must bind it too."""
+        tid = threading.get_ident()
+        if tid not in self._threads:
+            check(self.libs, "aclrtSetDevice", self.libs.runtime.aclrtSetDevice(self.device_id))
+            self._threads.add(tid)
+
+    def close(self) -> list[str]:
+        """Destroy the stream, reset the device, aclFinalize. Returns the problems met (never raises)."""
+        if self.closed:
+            return []
+        self.closed = True
+        rt, problems = self.libs.runtime, []
+
+        def call(name, ret):
+            if ret != abi.ACL_SUCCESS:
+                problems.append(f"{name} returned {ret}: {recent_error(self.libs)}")
+
+        if self.stream.value:
+            call("aclrtSynchronizeStream", rt.aclrtSynchronizeStream(self.stream))  # required before destroy
+            call("aclrtDestroyStream", rt.aclrtDestroyStream(self.stream))
+            self.stream = ctypes.c_void_p()
+        call("aclrtResetDevice", rt.aclrtResetDevice(self.device_id))
+        if self.owns_init:
+            ret = rt.aclFinalize()
+            if ret not in (abi.ACL_SUCCESS, abi.ACL_ERROR_REPEAT_FINALIZE):
+                call("aclFinalize", ret)
+        return problems
+
+
+_current: Session | None = None
+_lock = threading.Lock()
+
+
+def current() -> Session | None:
+    return _current if _current is not None and not _current.closed else None
+
+
+def pick_device(requested, worker: str | None, count: int) -> int:
+    """--device if given, else the xdist worker index ("gw3" -> 3) modulo the visible device count
+    (aclrtGetDeviceCount already honours ASCEND_RT_VISIBLE_DEVICES, which renumbers from 0)."""
+    if requested is not None and str(requested) != "":
+        text = str(requested).split(":")[-1]          # accept "3" and "npu:3"
+        try:
+            device = int(text)
+        except ValueError:
+            raise HarnessConfigError(f"--device: the aclnn backend wants a device id (0..{count - 1}), "
+                                     f"got {requested!r}") from None
+        if not 0 <= device < count:
+            raise HarnessConfigError(f"--device {device}: only {count} device(s) visible "
+                                     f"(ids 0..{count - 1}; ASCEND_RT_VISIBLE_DEVICES renumbers from 0)")
+        return device
+    index = int(worker[2:]) if worker and worker.startswith("gw") and worker[2:].isdigit() else 0
+    return index % count
+
+
+def open_session(libs: Libraries, device=None, worker: str | None = None,
+                 deterministic: bool = False) -> Session:
+    """aclInit, pick and set the device, optional deterministic mode, create the stream, read the SoC."""
+    global _current
+    with _lock:
+        if current() is not None:
+            _check_compatible(_current, libs, device, deterministic)
+            return _current
+        rt = libs.runtime
+        ret = rt.aclInit(None)
+        if ret not in (abi.ACL_SUCCESS, abi.ACL_ERROR_REPEAT_INITIALIZE):
+            raise HarnessConfigError(f"aclInit failed with {ret}: {recent_error(libs)}")
+        owns_init = ret == abi.ACL_SUCCESS
+        try:
+            device_id, count = _set_device(libs, device, worker)
+        except BaseException:
+            if owns_init:
+                rt.aclFinalize()
+            raise
+        session = Session(libs, device_id, count, deterministic, owns_init)
+        try:
+            _configure(session)
+        except BaseException:
+            session.close()          # resets the device and finalizes what we initialised
+            raise
+        _current = session
+        return session
+
+
+def _check_compatible(session: Session, libs: Libraries, device, deterministic: bool) -> None:
+    """A second backend in the same process shares the session, so it must want the same one."""
+    if session.libs.root != libs.root:
+        raise HarnessConfigError(f"ACL is already initialised from {session.libs.root} in this process; "
+                                 f"cannot also use {libs.root}")
+    if deterministic != session.deterministic:
+        raise HarnessConfigError(f"this process already runs ACL with deterministic={session.deterministic}")
+    if device is not None and pick_device(device, None, session.device_count) != session.device_id:
+        raise HarnessConfigError(f"this process already uses device {session.device_id}; cannot switch to {device}")
+
+
+def _set_device(libs: Libraries, device, worker) -> tuple[int, int]:
+    rt = libs.runtime
+    count = ctypes.c_uint32(0)
+    ret = rt.aclrtGetDeviceCount(ctypes.byref(count))
+    if ret != abi.ACL_SUCCESS or count.value == 0:
+        raise HarnessConfigError(f"aclrtGetDeviceCount returned {ret} with {count.value} device(s): "
+                                 f"{recent_error(libs) or 'no device visible (driver loaded? ASCEND_RT_VISIBLE_DEVICES?)'}")
+    device_id = pick_device(device, worker, count.value)
+    ret = rt.aclrtSetDevice(device_id)
+    if ret != abi.ACL_SUCCESS:
+        raise HarnessConfigError(f"aclrtSetDevice({device_id}) failed with {ret}: {recent_error(libs)}")
+    return device_id, count.value
+
+
+def _configure(session: Session) -> None:
+    libs, rt = session.libs, session.libs.runtime
+    if session.deterministic:
+        if not hasattr(rt, "aclrtCtxSetSysParamOpt"):
+            raise HarnessConfigError(f"--deterministic: {libs.runtime_path} has no aclrtCtxSetSysParamOpt")
+        ret = rt.aclrtCtxSetSysParamOpt(abi.ACL_OPT_DETERMINISTIC, 1)
+        if ret != abi.ACL_SUCCESS:
+            raise HarnessConfigError(f"--deterministic: aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1) "
+                                     f"failed with {ret}: {recent_error(libs)}")
+    ret = rt.aclrtCreateStream(ctypes.byref(session.stream))
+    if ret != abi.ACL_SUCCESS:
+        raise HarnessConfigError(f"aclrtCreateStream failed with {ret}: {recent_error(libs)}")
+    raw = rt.aclrtGetSocName()
+    if not raw:
+        raise HarnessConfigError(f"aclrtGetSocName() returned NULL: {recent_error(libs)}")
+    session.soc_name = raw.decode("utf-8", errors="replace")
+
+
+def close_session() -> list[str]:
+    global _current
+    with _lock:
+        session, _current = _current, None
+    return session.close() if session is not None else []
+
+
+atexit.register(close_session)

@@ -1,0 +1,237 @@
+"""The aclnn backend: runs each case through a CANN's two-phase aclnn API via ctypes.
+
+With no CANN installed it builds and uses the software CANN (swcann/), and
+says so everywhere: BackendInfo.simulated, details.software_cann, a stderr
+warning. --no-sw-fallback turns that fallback into an error.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+from .. import dtypes, families
+from ..acl import abi, loader, runtime
+from ..acl.objects import CaseObjects
+from ..errors import HarnessConfigError
+from .base import Arg, BackendInfo, RunResult
+
+SWCANN_WARNING = "SOFTWARE CANN: results are simulated, not hardware"
+DEFAULT_SW_FAMILY = "ascend910b"
+_warned = False
+
+
+def _warn_software(path, why: str | None) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        print(f"*** {SWCANN_WARNING} ({path}) ***" + (f"\n*** {why} ***" if why else ""), file=sys.stderr, flush=True)
+
+
+def _build_software_cann() -> str:
+    try:
+        from swcann.build import build
+    except ImportError as e:
+        raise HarnessConfigError(f"no CANN found and the software CANN is not available ({e})") from None
+    try:
+        return str(build())
+    except Exception as e:   # a compiler error is a setup problem: one line, not a traceback
+        text = " ".join(str(e).split()) or type(e).__name__      # one line, however long the compiler talked
+        raise HarnessConfigError(f"no CANN found and building the software CANN failed: {text[:1500]}") from None
+
+
+def _export_cann_env(root) -> None:
+    """What set_env.sh would export, where the user did not (spec 1.5, 1.6): nnopbase finds its
+    kernels through ASCEND_HOME_PATH/opp_latest or ASCEND_OPP_PATH (else 561107 at phase 1)."""
+    os.environ.setdefault("ASCEND_HOME_PATH", str(root))
+    if (root / "opp").is_dir():
+        os.environ.setdefault("ASCEND_OPP_PATH", str(root / "opp"))
+
+
+def find_libraries(no_sw_fallback: bool) -> tuple[loader.Libraries, loader.Discovery, str | None]:
+    """Discover a CANN; with none, build the software CANN and discover *that* the same way (as if
+    ASCEND_HOME_PATH pointed at it). The variable is exported so child processes (xdist workers,
+    subprocesses) find the same root without rebuilding.
+    Returns (libs, discovery, why the software CANN was built or None)."""
+    found = loader.discover()
+    fallback = None
+    if found.root is None:
+        if no_sw_fallback:
+            raise HarnessConfigError(f"--no-sw-fallback: no CANN found; {found.describe_search()}")
+        fallback = f"no CANN found, built the software CANN; {found.describe_search()}"
+        built = _build_software_cann()
+        os.environ["ASCEND_HOME_PATH"] = built
+        found = loader.discover()
+        if found.root is None:
+            raise HarnessConfigError(f"the software CANN built at {built} has no runtime library; "
+                                     f"{found.describe_search()}")
+    return loader.load(found), found, fallback
+
+
+class AclnnBackend:
+    def __init__(self, config):
+        libs, found, fallback = find_libraries(bool(getattr(config, "no_sw_fallback", False)))
+        software = libs.is_software_cann
+        if software and getattr(config, "no_sw_fallback", False):
+            raise HarnessConfigError(f"--no-sw-fallback: {libs.runtime_path} is the software CANN "
+                                     f"(it exports swcannGetStats), not a hardware CANN")
+        requested = getattr(config, "family", None)
+        if not software:
+            _export_cann_env(libs.root)
+        if software:
+            # The software CANN reads its SoC from SWCANN_SOC at aclInit; an explicit setting wins.
+            os.environ.setdefault("SWCANN_SOC", requested or DEFAULT_SW_FAMILY)
+            _warn_software(libs.runtime_path, fallback)
+        self.libs = libs
+        shared = runtime.current() is not None     # another backend of this process opened ACL already
+        self.session = runtime.open_session(libs, getattr(config, "device", None), getattr(config, "worker", None),
+                                            bool(getattr(config, "deterministic", False)))
+        try:
+            family = self._check_soc(requested, software)
+        except HarnessConfigError:
+            if not shared:
+                runtime.close_session()     # leave the process as we found it
+            raise
+        self.info = BackendInfo("aclnn", str(libs.opapi_paths[0]), f"npu:{self.session.device_id}",
+                                self.session.soc_name, family, simulated=software,
+                                version=loader.cann_version(libs.root), details=self._details(found, fallback))
+        self._entry_points: dict[str, tuple] = {}
+        self._pending_problems: list[str] = []
+        self._baseline = self._live_counts() if software else None
+
+    # ------------------------------------------------------------ contract
+
+    def supports(self, case) -> str | None:
+        return None        # valid and invalid cases both run: phase-1 statuses are part of the contract
+
+    def run(self, case, args: list[Arg]) -> RunResult:
+        op = case.op
+        names = [p.name for p in op.params]
+        if [a.name for a in args] != names:
+            raise ValueError(f"{case.id}: arguments {[a.name for a in args]} do not follow the signature {names}")
+        phase1, phase2 = self._entry(op)
+        self.session.ensure_thread()
+        stale = runtime.recent_error(self.libs)   # drain, so a failure below reports only its own text
+        outputs = {a.name: a.value for a in args if a.kind == "tensor" and a.is_output and a.value is not None}
+        objs = CaseObjects(self.libs)
+        try:
+            with objs:              # releases every object on every path, in reverse order
+                return self._run(objs, phase1, phase2, args, outputs, stale)
+        finally:
+            self._pending_problems += [f"release failed: {p}" for p in objs.problems]
+
+    def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, stale) -> RunResult:
+        libs, rt = self.libs, self.libs.runtime
+        c_args, device_out = [], {}
+        for a in args:
+            if a.kind == "tensor":
+                if a.value is None:
+                    c_args.append(None)                     # NULL aclTensor*
+                    continue
+                handle, dev = objs.tensor(a.value, self._acl_dtype(a))
+                c_args.append(handle)
+                if a.is_output:
+                    device_out[a.name] = dev
+            elif a.kind == "int_array":
+                c_args.append(None if a.value is None else objs.int_array(a.value, a.name))
+            elif a.kind in abi.PARAM_CTYPES:
+                c_args.append(a.value)                      # by value; argtypes give the C width
+            else:
+                raise ValueError(f"unknown argument kind {a.kind!r} for {a.name}")
+        workspace_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
+        status = phase1(*c_args, ctypes.byref(workspace_size), ctypes.byref(executor))
+        extra = {"stale_message": stale} if stale else {}
+        if status != 0:
+            return RunResult(status, runtime.recent_error(libs), outputs=outputs, extra=extra)
+        workspace = None
+        if workspace_size.value > 0:
+            try:
+                workspace = objs.device_buffer(workspace_size.value)
+            except runtime.AclCallError:
+                objs.unused_executor(executor.value)
+                raise
+        p2 = phase2(workspace, workspace_size.value, executor, self.session.stream)
+        messages = [runtime.recent_error(libs)] if p2 != 0 else []
+        sync = rt.aclrtSynchronizeStream(self.session.stream)   # also surfaces asynchronous kernel errors
+        if sync != 0:
+            messages.append(runtime.recent_error(libs))
+        if p2 == 0 and sync == 0:
+            for name, dev in device_out.items():
+                objs.download(dev, outputs[name].storage)
+        message = "\n".join(m for m in dict.fromkeys(messages) if m)
+        return RunResult(status, message, p2, sync, outputs, workspace_size.value, extra)
+
+    def after_case(self) -> list[str]:
+        problems, self._pending_problems = self._pending_problems, []
+        if self._baseline is None:
+            return problems
+        now = self._live_counts()
+        allocs, nbytes, objects = (n - b for n, b in zip(now, self._baseline))
+        self._baseline = now          # report a leak once, at the case that caused it
+        if objects > 0 or allocs > 0:
+            parts = []
+            if objects > 0:
+                parts.append(f"{objects} live object{'s' if objects != 1 else ''}")
+            if allocs > 0:
+                parts.append(f"{allocs} live device allocation{'s' if allocs != 1 else ''} ({nbytes} bytes)")
+            problems.append(f"software CANN reports {' and '.join(parts)} after the case")
+        return problems
+
+    def close(self) -> None:
+        runtime.close_session()
+
+    # ------------------------------------------------------------ helpers
+
+    def _details(self, found: loader.Discovery, fallback: str | None) -> dict:
+        libs, software = self.libs, self.libs.is_software_cann
+        details = {**libs.paths(), "root_source": found.source, "software_cann": software,
+                   # only the software CANN names the failed check ("check B9 failed") in its messages
+                   "names_checks": software, "deterministic": self.session.deterministic,
+                   "device_count": self.session.device_count,
+                   "ASCEND_OPP_PATH": os.environ.get("ASCEND_OPP_PATH")}
+        if software:
+            details["software_cann_built"] = fallback is not None
+            if fallback:
+                details["fallback_reason"] = fallback
+            details["swcann_version"] = (libs.runtime.swcannVersion() or b"").decode("utf-8", errors="replace")
+            details["SWCANN_SOC"] = os.environ.get("SWCANN_SOC")
+        return details
+
+    def _check_soc(self, requested: str | None, software: bool) -> str:
+        """The family of the SoC the library reports; it must be the --soc family when one was given."""
+        soc = self.session.soc_name
+        try:
+            family = families.family_of_soc_name(soc)
+        except families.UnknownSocError as e:
+            raise HarnessConfigError(f"{self.libs.runtime_path}: {e}") from None
+        if requested and requested != family:
+            raise HarnessConfigError(f"library reports SoC {soc} (family {family}) but --soc {requested} was requested"
+                                     + (" (the software CANN takes its SoC from SWCANN_SOC="
+                                        f"{os.environ.get('SWCANN_SOC')})" if software else ""))
+        return family
+
+    def _live_counts(self) -> tuple[int, int, int]:
+        allocs, nbytes, objects = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+        self.libs.runtime.swcannGetStats(ctypes.byref(allocs), ctypes.byref(nbytes), ctypes.byref(objects))
+        return allocs.value, nbytes.value, objects.value
+
+    @staticmethod
+    def _acl_dtype(arg: Arg) -> int:
+        name = arg.dtype or dtypes.from_torch(arg.value.storage.dtype).name
+        return dtypes.lookup(name).acl
+
+    def _entry(self, op):
+        """Phase-1 and phase-2 functions of an op, with argtypes from the case file's signature."""
+        cached = self._entry_points.get(op.aclnn)
+        if cached is not None:
+            return cached
+        phase1 = self.libs.op_function(op.aclnn + "GetWorkspaceSize")
+        phase2 = self.libs.op_function(op.aclnn)
+        if phase1 is None or phase2 is None:
+            raise HarnessConfigError(f"{op.aclnn}GetWorkspaceSize / {op.aclnn} not exported by "
+                                     f"{', '.join(map(str, self.libs.opapi_paths))}")
+        phase1.argtypes = abi.phase1_argtypes([p.type for p in op.params])
+        phase1.restype = abi.PHASE1_RESTYPE
+        phase2.argtypes, phase2.restype = abi.PHASE2_ARGTYPES, abi.PHASE2_RESTYPE
+        self._entry_points[op.aclnn] = (phase1, phase2)
+        return phase1, phase2

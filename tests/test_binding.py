@@ -1,0 +1,357 @@
+"""The ctypes binding and the aclnn backend, exercised against the software CANN.
+
+In-process tests share one ACL session on a simulated ascend950 (ACL is
+initialised once per process and the software CANN reads its SoC at aclInit);
+tests that need another SoC or environment run in a subprocess.
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from harness import casefile, dtypes, families, formats, inputs, layout, runner
+from harness.acl import abi, loader, runtime
+from harness.acl.objects import CaseObjects, alloc_size, describe_tensor
+from harness.errors import HarnessConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+CASES = REPO / "cases" / "max_pool2d_with_indices_backward.yaml"
+HAS_SWCANN = (REPO / "swcann" / "build.py").is_file()
+needs_swcann = pytest.mark.skipif(not HAS_SWCANN, reason="swcann/build.py absent: the software CANN is not written yet")
+FAMILY = "ascend950"
+
+
+def _config(**kw):
+    base = dict(family=None, device=None, no_sw_fallback=False, deterministic=False, worker=None)
+    return SimpleNamespace(**{**base, **kw})
+
+
+@pytest.fixture(scope="session")
+def swcann_root() -> str:
+    if not HAS_SWCANN:
+        pytest.skip("swcann/build.py absent: the software CANN is not written yet")
+    from swcann.build import build
+    return str(build())
+
+
+@pytest.fixture(scope="session")
+def backend(swcann_root):
+    """The aclnn backend on the software CANN, found through ASCEND_HOME_PATH like a real install."""
+    from harness.backends.aclnn import AclnnBackend
+    if runtime.current() is not None:
+        pytest.skip("ACL was already initialised in this process by something else")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ASCEND_HOME_PATH", swcann_root)
+        mp.setenv("SWCANN_SOC", FAMILY)
+        b = AclnnBackend(_config(family=FAMILY))
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def mp2d_cases():
+    _, cases = casefile.load(CASES)
+    return cases
+
+
+def _valid_base(cases):
+    """A plain 4-D float32 case that is valid on the family under test (the file grows concurrently)."""
+    return next(c for c in cases if c.kind == "valid" and c.status.get(FAMILY) == 0 and c.dtype == "float32"
+                and len(c.shape) == 4 and c.layout == "contiguous" and set(c.formats.values()) == {"NCHW"})
+
+
+def _args(case):
+    """The argument list exactly as harness.runner builds it."""
+    prepared = inputs.prepare(case)
+    return inputs.build_args(case, inputs.mutate(case, prepared), tuple(prepared[case.op.output_like].shape))
+
+
+def _run_subprocess(script: str, env_changes: dict, drop=()) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(env_changes)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+# ------------------------------------------------------------------ (6) SoC names, device choice, version
+
+@pytest.mark.parametrize("name, family", [
+    ("Ascend910B", "ascend910"),            # bare: the old Atlas training part, NOT A2
+    ("Ascend910ProB", "ascend910"), ("Ascend910A", "ascend910"),
+    ("Ascend910B1", "ascend910b"), ("Ascend910B4-1", "ascend910b"), ("Ascend910B2C", "ascend910b"),
+    ("Ascend910_9391", "ascend910_93"), ("Ascend950PR_9579", "ascend950"), ("Ascend950DT_95A1", "ascend950"),
+    ("Ascend310P3", "ascend310p"), ("Ascend310B1", "ascend310b"),
+])
+def test_soc_name_to_family(name, family):
+    assert families.family_of_soc_name(name) == family
+
+
+@pytest.mark.parametrize("requested, worker, count, device", [
+    (None, None, 4, 0), (None, "gw3", 2, 1), (None, "gw5", 8, 5), ("2", "gw1", 4, 2), ("npu:1", None, 2, 1),
+])
+def test_device_choice(requested, worker, count, device):
+    assert runtime.pick_device(requested, worker, count) == device
+
+
+def test_device_out_of_range():
+    with pytest.raises(HarnessConfigError, match="only 2 device"):
+        runtime.pick_device("5", None, 2)
+
+
+def test_alloc_size_rounds_to_32_bytes():
+    assert [alloc_size(n) for n in (0, 1, 32, 33, 1000)] == [32, 32, 32, 64, 1024]
+
+
+def test_cann_version(tmp_path):
+    assert loader.cann_version(tmp_path) == "unknown"
+    (tmp_path / "version.cfg").write_text("runtime_running_version=[8.0.RC3:8.0.RC3]\n")
+    assert loader.cann_version(tmp_path) == "8.0.RC3"
+    info = tmp_path / loader.arch_dir() / "ascend_toolkit_install.info"
+    info.parent.mkdir()
+    info.write_text("package_name=Ascend-cann-toolkit\nversion=8.2.RC1\n")
+    assert loader.cann_version(tmp_path) == "8.2.RC1"
+
+
+# ------------------------------------------------------------------ (3) missing library
+
+def test_missing_cann_lists_paths_and_env(tmp_path, monkeypatch):
+    from harness.backends.aclnn import AclnnBackend
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
+    monkeypatch.setattr(loader, "DEFAULT_ROOTS", ("/nonexistent/Ascend/cann",))
+    with pytest.raises(HarnessConfigError) as e:
+        AclnnBackend(_config(no_sw_fallback=True))
+    text = str(e.value)
+    assert f"ASCEND_HOME_PATH={tmp_path}" in text and "ASCEND_TOOLKIT_HOME=<unset>" in text
+    for path in (tmp_path / "lib64" / "libascendcl.so", tmp_path / loader.arch_dir() / "lib64" / "libacl_rt.so",
+                 Path("/nonexistent/Ascend/cann/lib64/libascendcl.so")):
+        assert str(path) in text
+
+
+def test_broken_install_names_missing_library(tmp_path, monkeypatch):
+    (tmp_path / "lib64").mkdir()
+    (tmp_path / "lib64" / "libascendcl.so").write_bytes(b"")
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    found = loader.discover()
+    assert found.root == tmp_path.resolve() and found.source == "ASCEND_HOME_PATH"
+    with pytest.raises(HarnessConfigError, match=r"lacks libnnopbase\.so, libopapi_nn\.so or libopapi\.so"):
+        loader.load(found)
+
+
+# ------------------------------------------------------------------ (1) layouts arrive as intended
+
+@needs_swcann
+@pytest.mark.parametrize("fmt, lay, channel_last, dtype", [
+    ("NCHW", "strided", False, torch.float32),       # gaps in every dim + element offset 3
+    ("NHWC", "contiguous", True, torch.float16),     # view dims (N,H,W,C)
+    ("ND", "offset", False, torch.bfloat16),
+])
+def test_tensor_descriptor_read_back(backend, fmt, lay, channel_last, dtype):
+    logical = torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5).to(dtype)
+    arg = layout.materialize("x", logical, fmt, lay, channel_last)
+    with CaseObjects(backend.libs) as objs:
+        handle, dev = objs.tensor(arg, dtypes.from_torch(dtype).acl)
+        got = describe_tensor(backend.libs, handle)
+        back = torch.full_like(arg.storage, 7)
+        objs.download(dev, back)
+    assert got == {"view_shape": list(arg.dims), "strides": list(arg.strides), "offset": arg.offset,
+                   "format": formats.lookup(fmt), "dtype": dtypes.from_torch(dtype).acl,
+                   "storage_shape": [arg.storage.numel()]}
+    assert torch.equal(back.view(torch.int16) if dtype == torch.bfloat16 else back,
+                       arg.storage.view(torch.int16) if dtype == torch.bfloat16 else arg.storage)
+    if channel_last:
+        assert arg.dims == (2, 4, 5, 3)
+    if lay != "contiguous":
+        assert arg.offset == 3
+    assert backend.after_case() == []
+
+
+@needs_swcann
+def test_strided_offset_case_numerics(backend, mp2d_cases):
+    base = _valid_base(mp2d_cases)
+    case = dataclasses.replace(base, layout="strided", name=base.name + "~strided")
+    out = runner.run_case(case, backend, FAMILY)
+    assert out.outcome == "passed", out.reason
+
+
+@needs_swcann
+def test_nhwc_case_numerics(backend, mp2d_cases):
+    base = _valid_base(mp2d_cases)
+    nhwc = {t: "NHWC" for t in base.formats}
+    case = dataclasses.replace(base, formats=nhwc, layout="contiguous", name=base.name + "~nhwc")
+    assert _args(case)[1].value.dims == tuple(base.shape[i] for i in (0, 2, 3, 1))   # self as (N,H,W,C)
+    out = runner.run_case(case, backend, FAMILY)
+    assert out.outcome == "passed", out.reason
+
+
+@needs_swcann
+def test_phase1_failure_is_reported_and_cleaned_up(backend, mp2d_cases):
+    case = next(c for c in mp2d_cases if c.kind == "invalid" and c.status.get(FAMILY) and c.check)
+    result = backend.run(case, _args(case))
+    assert result.status == case.status[FAMILY]
+    assert result.phase2_status is None and f"check {case.check} failed" in result.message
+    assert backend.after_case() == []
+
+
+# ------------------------------------------------------------------ (2) phase-2 and sync failures
+
+def _inject(backend, site, code):
+    assert backend.libs.runtime.swcannInjectFault(site.encode(), code) == 0
+
+
+@needs_swcann
+def test_phase2_failure(backend, mp2d_cases):
+    case = _valid_base(mp2d_cases)
+    _inject(backend, "phase2", abi.ACLNN_ERR_RUNTIME_ERROR)
+    result = backend.run(case, _args(case))
+    assert result.status == 0
+    assert result.phase2_status == abi.ACLNN_ERR_RUNTIME_ERROR and result.runtime_failed
+    assert "injected fault" in result.message and "361001" in result.message   # aclGetRecentErrMsg text
+    assert backend.after_case() == []
+
+
+@needs_swcann
+def test_sync_failure(backend, mp2d_cases):
+    case = _valid_base(mp2d_cases)
+    _inject(backend, "sync", abi.ACL_ERROR_RT_AICORE_EXCEPTION)
+    out = runner.run_case(case, backend, FAMILY)
+    assert (out.phase2_status, out.sync_status) == (0, abi.ACL_ERROR_RT_AICORE_EXCEPTION)
+    assert out.outcome == "failed" and "stream sync 507015" in out.reason
+    assert "aclrtSynchronizeStream: injected fault" in out.message
+    # the stream is usable again for the next case
+    assert runner.run_case(case, backend, FAMILY).outcome == "passed"
+
+
+@needs_swcann
+def test_malloc_failure_raises_without_leaks(backend, mp2d_cases):
+    case = _valid_base(mp2d_cases)
+    _inject(backend, "malloc", abi.ACL_ERROR_RT_MEMORY_ALLOCATION)
+    with pytest.raises(runtime.AclCallError, match="aclrtMalloc.*207001"):
+        backend.run(case, _args(case))
+    assert backend.after_case() == []
+
+
+@needs_swcann
+def test_exception_mid_conversion_releases_everything(backend, mp2d_cases, monkeypatch):
+    """Tensors and buffers already created are released when a later argument fails."""
+    def broken(self, values, name=""):
+        raise RuntimeError("int array conversion failed")
+    monkeypatch.setattr(CaseObjects, "int_array", broken)
+    case = _valid_base(mp2d_cases)
+    with pytest.raises(RuntimeError, match="int array conversion failed"):
+        backend.run(case, _args(case))
+    assert backend.after_case() == []
+
+
+# ------------------------------------------------------------------ (4) leak detection
+
+@needs_swcann
+def test_leak_detection(backend):
+    libs = backend.libs
+    dev = ctypes.c_void_p()
+    assert libs.runtime.aclrtMalloc(ctypes.byref(dev), 1024, abi.DEFAULT_MALLOC_POLICY) == 0
+    dims = (ctypes.c_int64 * 1)(4)
+    tensor = libs.nnopbase.aclCreateTensor(dims, 1, abi.ACL_FLOAT, (ctypes.c_int64 * 1)(1), 0, abi.ACL_FORMAT_ND,
+                                           dims, 1, dev)
+    array = libs.nnopbase.aclCreateIntArray(dims, 1)
+    try:
+        problems = backend.after_case()
+        assert problems == ["software CANN reports 2 live objects and 1 live device allocation (1024 bytes) "
+                            "after the case"]
+        assert backend.after_case() == []          # reported once, at the case that leaked
+    finally:
+        libs.nnopbase.aclDestroyIntArray(array)
+        libs.nnopbase.aclDestroyTensor(tensor)
+        libs.runtime.aclrtFree(dev)
+    assert backend.after_case() == []
+
+
+@needs_swcann
+def test_info_says_simulated(backend, swcann_root):
+    info = backend.info
+    assert info.simulated and info.backend == "aclnn" and info.family == FAMILY
+    assert info.soc_name.startswith("Ascend950")
+    assert info.details["software_cann"] and info.details["names_checks"]
+    assert info.details["root_source"] == "ASCEND_HOME_PATH"
+    assert info.library.startswith(str(Path(swcann_root).resolve())) and info.library.endswith(".so")
+    assert "SIMULATED" in info.banner()
+
+
+# ------------------------------------------------------------------ subprocesses: other SoC / env
+
+_PRELUDE = """
+    import json, sys
+    from types import SimpleNamespace
+    from harness.acl import loader
+    from harness.errors import HarnessConfigError
+    from harness.backends.aclnn import AclnnBackend
+    def config(**kw):
+        base = dict(family=None, device=None, no_sw_fallback=False, deterministic=False, worker=None)
+        return SimpleNamespace(**{**base, **kw})
+"""
+
+
+@needs_swcann
+def test_soc_mismatch(swcann_root):
+    r = _run_subprocess(_PRELUDE + """
+    try:
+        AclnnBackend(config(family="ascend950"))
+    except HarnessConfigError as e:
+        print(json.dumps(str(e)))
+    """, {"ASCEND_HOME_PATH": swcann_root, "SWCANN_SOC": "ascend910b"})
+    assert r.returncode == 0, r.stderr
+    text = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "library reports SoC Ascend910B" in text and "(family ascend910b)" in text
+    assert "--soc ascend950 was requested" in text
+
+
+@needs_swcann
+def test_fallback_builds_software_cann(swcann_root):
+    """No CANN anywhere: the backend builds the software CANN, takes its SoC from --soc, says so loudly."""
+    r = _run_subprocess(_PRELUDE + """
+    import ctypes, os
+    loader.DEFAULT_ROOTS = ()
+    b = AclnnBackend(config(family="ascend910_93", deterministic=True, worker="gw3"))
+    level = ctypes.c_int64(-1)
+    b.libs.runtime.aclrtCtxGetSysParamOpt(0, ctypes.byref(level))     # ACL_OPT_DETERMINISTIC
+    print(json.dumps({"deterministic_level": level.value, "simulated": b.info.simulated, "family": b.info.family, "device": b.info.device,
+                      "details": b.info.details, "env_soc": os.environ.get("SWCANN_SOC"),
+                      "env_home": os.environ.get("ASCEND_HOME_PATH")}))
+    b.close()
+    """, {"SWCANN_DEVICE_COUNT": "2"}, drop=("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "SWCANN_SOC"))
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["simulated"] and got["family"] == "ascend910_93" and got["env_soc"] == "ascend910_93"
+    assert got["device"] == "npu:1"                                  # gw3 % 2 devices
+    assert got["deterministic_level"] == 1
+    d = got["details"]
+    assert d["software_cann"] and d["names_checks"] and d["software_cann_built"] and d["deterministic"]
+    assert Path(got["env_home"]).resolve() == Path(swcann_root).resolve()
+    assert "SOFTWARE CANN: results are simulated, not hardware" in r.stderr
+    assert r.stderr.count("SOFTWARE CANN") == 1
+
+
+@needs_swcann
+@pytest.mark.parametrize("soc_name, family", [
+    ("Ascend910ProB", "ascend910"),
+    ("Ascend910B", "ascend910"),   # bare name: the old training part, not A2
+])
+def test_full_soc_name_reaches_family(swcann_root, soc_name, family):
+    """The SoC name the library reports decides the family (the bare Ascend910B is NOT A2)."""
+    r = _run_subprocess(_PRELUDE + """
+    b = AclnnBackend(config())
+    print(json.dumps([b.info.soc_name, b.info.family]))
+    """, {"ASCEND_HOME_PATH": swcann_root, "SWCANN_SOC": soc_name})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [soc_name, family]
