@@ -95,7 +95,8 @@ def scatter_backward(grad_out, indices, self_shape, n):
     Computed in float64 from the exact input values."""
     lead, spatial = split_batch(self_shape, n)
     plane = math.prod(spatial)
-    go = grad_out.detach().cpu().to(torch.float64).reshape(math.prod(lead), -1)
+    # explicit trailing size: reshape(0, -1) is ambiguous for an empty batch (N = 0)
+    go = grad_out.detach().cpu().to(torch.float64).reshape(math.prod(lead), math.prod(grad_out.shape[len(lead):]))
     idx = indices.detach().cpu().to(torch.int64).reshape(go.shape)
     if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= plane):
         raise ValueError(f"indices must lie in [0, {plane}) (flat index into the "

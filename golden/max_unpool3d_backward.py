@@ -19,7 +19,8 @@ def _flat(t, rank):
     """(N, C, -1) view of a 4-D/5-D tensor (C = 1 for 4-D)."""
     n = t.shape[0]
     c = t.shape[1] if rank == 5 else 1
-    return t.reshape(n, c, -1)
+    # explicit size: reshape(n, c, -1) is ambiguous when N = 0
+    return t.reshape(n, c, math.prod(t.shape[2 if rank == 5 else 1:]))
 
 
 def prepare(draw, p):

@@ -162,7 +162,8 @@ class CaseItem(pytest.Item):
             raise CaseFailure(outcome.reason)
 
     def repr_failure(self, excinfo, style=None):
-        if excinfo.errisinstance(CaseFailure):
+        # the reason is the whole story; a traceback of the harness would only hide it
+        if excinfo.errisinstance((CaseFailure, pytest.xfail.Exception)):
             return f"{self.case.id}: {excinfo.value}"
         return super().repr_failure(excinfo, style)
 
