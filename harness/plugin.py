@@ -201,12 +201,12 @@ def _recorder(config, props: dict) -> Recorder:
     (under xdist the controller has no backend of its own)."""
     recorder = config.stash.get(_RECORDER, None)
     if recorder is None:
-        keys = ("backend", "library", "device", "soc_name", "family", "simulated", "backend_version")
-        properties = {k: props.get(k, "") for k in keys}
-        sim = "SIMULATED (not hardware)" if properties["simulated"] == "true" else "HARDWARE"
-        banner = f"{sim}: " + " ".join(f"{k}={v}" for k, v in properties.items() if v and k != "simulated")
+        properties = {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
+        sim = "SIMULATED (not hardware)" if properties.get("simulated") == "true" else "HARDWARE"
+        shown = ("backend", "library", "device", "soc_name", "family", "backend_version")
+        banner = f"{sim}: " + " ".join(f"{k}={properties[k]}" for k in shown if properties.get(k))
         directory = config.getoption("report_dir") or Path(str(config.rootpath)) / "reports" / \
-            f"{properties['backend'] or 'unknown'}-{properties['family'] or 'any'}"
+            f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
         recorder = config.stash[_RECORDER] = Recorder(Path(directory), banner, properties)
         _add_junit_properties(config, properties)
     return recorder

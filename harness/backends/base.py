@@ -62,6 +62,8 @@ class BackendInfo:
         props = {"backend": self.backend, "library": self.library, "device": self.device,
                  "soc_name": self.soc_name or "", "family": self.family or "",
                  "simulated": str(self.simulated).lower(), "backend_version": self.version}
+        # details (every library path, fallback reason, ...) ride along with each result
+        props.update({k: v for k, v in self.details.items() if k not in props})
         return {k: str(v) for k, v in props.items()}   # plain str: xdist serialises these
 
 
