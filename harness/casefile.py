@@ -104,7 +104,7 @@ class Case:
     dtype: str
     index_dtype: str | None
     formats: dict             # tensor name -> ACL format label
-    layout: str
+    layouts: dict             # tensor name -> memory layout
     attrs: dict
     values: values.Distribution
     families: tuple[str, ...]
@@ -167,11 +167,12 @@ def shape_id(shape) -> str:
     return "x".join(str(s) for s in shape) if shape else "scalar"
 
 
-def format_id(fmt: dict) -> str:
-    labels = sorted(set(fmt.values()))
+def per_tensor_id(values: dict) -> str:
+    """'NCHW' when every tensor agrees, else 'gradOutput.NCHW+self.ND+...'."""
+    labels = sorted(set(values.values()))
     if len(labels) == 1:
         return labels[0]
-    return "+".join(f"{k}.{v}" for k, v in sorted(fmt.items()))
+    return "+".join(f"{k}.{v}" for k, v in sorted(values.items()))
 
 
 # ----------------------------------------------------------------- loading
@@ -231,22 +232,31 @@ def _dtype(path, group, fld, name) -> str:
         raise CaseFileError(path, str(e.args[0]), group, fld) from None
 
 
-def _format_map(path, group, fld, spec, op_params) -> dict:
+def _per_tensor(path, group, fld, spec, op_params, what: str, known) -> dict:
+    """A value for every tensor: one string for all, or a mapping by tensor name with 'default'."""
     tensor_names = [p.name for p in op_params if p.type == "tensor"]
     if isinstance(spec, str):
         spec = {"default": spec}
-    out = {}
     for k in spec:
         if k != "default" and k not in tensor_names:
-            raise CaseFileError(path, f"format given for unknown tensor {k!r}", group, fld)
+            raise CaseFileError(path, f"{what} given for unknown tensor {k!r}", group, fld)
+    out = {}
     for t in tensor_names:
-        label = spec.get(t, spec.get("default"))
-        if label is None:
-            raise CaseFileError(path, f"no format for tensor {t!r} (give it, or 'default')", group, fld)
-        if label not in formats.FORMATS:
-            raise CaseFileError(path, f"unknown format {label!r}; known: {', '.join(formats.FORMATS)}", group, fld)
-        out[t] = label
+        value = spec.get(t, spec.get("default"))
+        if value is None:
+            raise CaseFileError(path, f"no {what} for tensor {t!r} (give it, or 'default')", group, fld)
+        if value not in known:
+            raise CaseFileError(path, f"unknown {what} {value!r}; known: {', '.join(known)}", group, fld)
+        out[t] = value
     return out
+
+
+def _format_map(path, group, fld, spec, op_params) -> dict:
+    return _per_tensor(path, group, fld, spec, op_params, "format", formats.FORMATS)
+
+
+def _layout_map(path, group, fld, spec, op_params) -> dict:
+    return _per_tensor(path, group, fld, spec, op_params, "layout", layout.LAYOUTS)
 
 
 def _layout(path, group, fld, name) -> str:
@@ -374,13 +384,13 @@ def _expand_matrix(path, op, g, named) -> list[Case]:
     if any(p.dtype == "index" for p in op.tensor_params) and idts == [None]:
         raise CaseFileError(path, "the op has an index tensor: give matrix.index_dtype", name, "matrix.index_dtype")
     fmts = [_format_map(path, name, f"matrix.format.{i}", f, op.params) for i, f in enumerate(m.get("format", ["ND"]))]
-    lays = [_layout(path, name, "matrix.layout", x) for x in m.get("layout", ["contiguous"])]
+    lays = [_layout_map(path, name, f"matrix.layout.{i}", x, op.params) for i, x in enumerate(m.get("layout", ["contiguous"]))]
     dists = [_distribution(path, name, "matrix.values", v, named) for v in m.get("values", ["uniform"])]
     attr_sets = [_attrs(path, name, f"matrix.attrs.{i}", a, op) for i, a in enumerate(m["attrs"])]
     devs = _deviations(path, name, g)
     cases = []
     for shape, dt, idt, fmt, lay, dist, attrs in itertools.product(shapes, dts, idts, fmts, lays, dists, attr_sets):
-        parts = [dt + (f"-{idt}" if idt else ""), shape_id(shape), attrs_id(attrs), format_id(fmt), lay, dist.name]
+        parts = [dt + (f"-{idt}" if idt else ""), shape_id(shape), attrs_id(attrs), per_tensor_id(fmt), per_tensor_id(lay), dist.name]
         cases.append(Case(op, name, f"{name}[{'-'.join(parts)}]", "valid", shape, dt, idt, fmt, lay, attrs, dist,
                           fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs))
     return cases
@@ -430,7 +440,7 @@ def _expand_invalid(path, op, g, named) -> list[Case]:
         dt = _dtype(path, name, "invalid.base.dtype", base["dtype"])
         idt = _dtype(path, name, "invalid.base.index_dtype", base["index_dtype"]) if base.get("index_dtype") else None
         fmt = _format_map(path, name, "invalid.base.format", base.get("format", "ND"), op.params)
-        lay = _layout(path, name, "invalid.base.layout", base.get("layout", "contiguous"))
+        lay = _layout_map(path, name, "invalid.base.layout", base.get("layout", "contiguous"), op.params)
         dist = _distribution(path, name, "invalid.base.values", base.get("values", "uniform"), named)
         label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
         cases.append(Case(op, name, f"{name}[{label}]", "invalid", _shape(path, name, "invalid.base.shape", base["shape"]),

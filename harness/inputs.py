@@ -76,7 +76,7 @@ def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[
             continue
         change = changes.get(p.name, {})
         fmt = change.get("format", case.formats[p.name])
-        lay = change.get("layout", case.layout)
+        lay = change.get("layout", case.layouts[p.name])
         if p.output:
             dt = change.get("dtype", case.dtype_of(p))
             shape = change.get("shape", tuple(output_shape))

@@ -67,7 +67,7 @@ def mp2d_cases():
 def _valid_base(cases):
     """A plain 4-D float32 case that is valid on the family under test (the file grows concurrently)."""
     return next(c for c in cases if c.kind == "valid" and c.status.get(FAMILY) == 0 and c.dtype == "float32"
-                and len(c.shape) == 4 and c.layout == "contiguous" and set(c.formats.values()) == {"NCHW"})
+                and len(c.shape) == 4 and set(c.layouts.values()) == {"contiguous"} and set(c.formats.values()) == {"NCHW"})
 
 
 def _args(case):
@@ -180,7 +180,7 @@ def test_tensor_descriptor_read_back(backend, fmt, lay, channel_last, dtype):
 @needs_swcann
 def test_strided_offset_case_numerics(backend, mp2d_cases):
     base = _valid_base(mp2d_cases)
-    case = dataclasses.replace(base, layout="strided", name=base.name + "~strided")
+    case = dataclasses.replace(base, layouts={t: "strided" for t in base.layouts}, name=base.name + "~strided")
     out = runner.run_case(case, backend, FAMILY)
     assert out.outcome == "passed", out.reason
 
@@ -189,7 +189,7 @@ def test_strided_offset_case_numerics(backend, mp2d_cases):
 def test_nhwc_case_numerics(backend, mp2d_cases):
     base = _valid_base(mp2d_cases)
     nhwc = {t: "NHWC" for t in base.formats}
-    case = dataclasses.replace(base, formats=nhwc, layout="contiguous", name=base.name + "~nhwc")
+    case = dataclasses.replace(base, formats=nhwc, layouts={t: "contiguous" for t in base.layouts}, name=base.name + "~nhwc")
     assert _args(case)[1].value.dims == tuple(base.shape[i] for i in (0, 2, 3, 1))   # self as (N,H,W,C)
     out = runner.run_case(case, backend, FAMILY)
     assert out.outcome == "passed", out.reason
