@@ -10,10 +10,12 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from . import backends, families
 from .casefile import Case, load
 from .errors import CaseFileError, HarnessConfigError
+from .backends.base import banner
 from .report import Recorder
 from .runner import run_case
 
@@ -202,12 +204,9 @@ def _recorder(config, props: dict) -> Recorder:
     recorder = config.stash.get(_RECORDER, None)
     if recorder is None:
         properties = {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
-        sim = "SIMULATED (not hardware)" if properties.get("simulated") == "true" else "HARDWARE"
-        shown = ("backend", "library", "device", "soc_name", "family", "backend_version")
-        banner = f"{sim}: " + " ".join(f"{k}={properties[k]}" for k in shown if properties.get(k))
         directory = config.getoption("report_dir") or Path(str(config.rootpath)) / "reports" / \
             f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
-        recorder = config.stash[_RECORDER] = Recorder(Path(directory), banner, properties)
+        recorder = config.stash[_RECORDER] = Recorder(Path(directory), banner(properties), properties)
         _add_junit_properties(config, properties)
     return recorder
 
@@ -226,6 +225,9 @@ def _add_junit_properties(config, properties: dict) -> None:
 def pytest_runtest_logreport(report):
     """Record each case once: its judged outcome, or the error that stopped it."""
     props = dict(report.user_properties)
+    if "case_id" not in props and report.failed and ".yaml::" in report.nodeid:
+        # a worker that crashed (segfault, abort in the library) sends a bare report: keep it
+        props = _crashed_case(report.nodeid)
     if "case_id" not in props or not (report.when == "call" or report.failed):
         return
     if not _is_controller(_STATE["config"]):   # xdist workers forward reports; the controller records
@@ -238,6 +240,15 @@ def pytest_runtest_logreport(report):
     else:                                                        # raised before judging
         record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error", "reason": _one_line(report)}
     recorder.add(record)
+
+
+def _crashed_case(nodeid: str) -> dict:
+    file_part, _, name = nodeid.partition("::")
+    try:
+        op = yaml.safe_load((Path(str(_STATE["config"].rootpath)) / file_part).read_text())["op"]
+    except Exception:          # the record matters more than its op name
+        op = Path(file_part).stem
+    return {"case_id": f"{op}.{name}", "op": op}
 
 
 def _one_line(report) -> str:

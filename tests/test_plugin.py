@@ -81,3 +81,25 @@ def test_xdist_records_each_case_once(suite):
     assert code == 0, out
     records = (suite.tmp / "rep" / "results.jsonl").read_text().splitlines()
     assert len(records) == 2, records      # workers forward reports; only the controller writes
+
+
+def test_worker_crash_is_recorded_and_the_run_goes_on(suite, tmp_path):
+    """A library that kills its process (segfault, abort) costs one case, not the run."""
+    (tmp_path / "crasher.py").write_text(
+        "import os\n"
+        "def pytest_runtest_call(item):\n"
+        "    if 'bad_args' in item.name:\n"
+        "        os.abort()\n")
+    import os
+    env_path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = f"{tmp_path}:{env_path}"
+    try:
+        code, out = suite("-q", "-n", "2", "-p", "crasher", "--backend", "torch")
+    finally:
+        os.environ["PYTHONPATH"] = env_path
+    assert code == 1, out
+    assert "crashed" in out, out
+    records = [json.loads(x) for x in (tmp_path / "rep" / "results.jsonl").read_text().splitlines()]
+    outcomes = sorted((r["case_id"].split("[")[0], r["outcome"]) for r in records)
+    assert outcomes == [("MaxPool2dWithIndicesBackward.bad_args", "error"),
+                        ("MaxPool2dWithIndicesBackward.basic", "passed")], outcomes

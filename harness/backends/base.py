@@ -49,14 +49,7 @@ class BackendInfo:
     details: dict = field(default_factory=dict, hash=False, compare=False)
 
     def banner(self) -> str:
-        kind = "SIMULATED (not hardware)" if self.simulated else "HARDWARE"
-        parts = [f"backend={self.backend}", f"device={self.device}", f"library={self.library}"]
-        if self.soc_name:
-            parts.append(f"soc={self.soc_name}")
-        parts.append(f"family={self.family or 'any'}")
-        if self.version:
-            parts.append(f"version={self.version}")
-        return f"{kind}: " + " ".join(parts)
+        return banner(self.as_properties())
 
     def as_properties(self) -> dict[str, str]:
         props = {"backend": self.backend, "library": self.library, "device": self.device,
@@ -65,6 +58,14 @@ class BackendInfo:
         # details (every library path, fallback reason, ...) ride along with each result
         props.update({k: v for k, v in self.details.items() if k not in props})
         return {k: str(v) for k, v in props.items()}   # plain str: xdist serialises these
+
+
+def banner(properties: dict[str, str]) -> str:
+    """One line saying what produced the results; built from the string properties
+    so the xdist controller, which has no backend, prints the same line."""
+    kind = "SIMULATED (not hardware)" if properties.get("simulated") == "true" else "HARDWARE"
+    shown = ("backend", "device", "library", "soc_name", "family", "backend_version")
+    return f"{kind}: " + " ".join(f"{k}={properties[k]}" for k in shown if properties.get(k))
 
 
 class Backend(Protocol):
