@@ -271,5 +271,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for line in recorder.table():
         tr.write_line(line)
     if recorder.notes:
-        tr.write_line(f"{len(recorder.notes)} case(s) carry a documentation-deviation note (see summary.json)")
+        tr.write_line(f"{len(recorder.notes)} case(s) carry a note: a documented claim the code does not follow, or a deviation they target (summary.json)")
     tr.write_line(f"reports: {directory}")

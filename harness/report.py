@@ -63,10 +63,10 @@ class Recorder:
                    "duration_s": round(time.time() - self.started, 3),
                    "per_operator": {op: dict(c) for op, c in self.counts.items()},
                    "failures": [{"case_id": c, "reason": r} for c, r in self.failures],
-                   "documentation_deviations": [{"case_id": c, "note": n} for c, n in self.notes]}
+                   "notes": [{"case_id": c, "note": n} for c, n in self.notes]}
         (self.dir / "summary.json").write_text(json.dumps(_jsonable(summary), indent=2) + "\n")
         text = [self.banner, *self.table()]
         if self.notes:
-            text.append(f"{len(self.notes)} case(s) assert implemented behaviour that differs from the documentation; see summary.json")
+            text.append(f"{len(self.notes)} case(s) carry a note: a documented claim the code does not follow, or a deviation they target (summary.json)")
         (self.dir / "summary.txt").write_text("\n".join(text) + "\n")
         return self.dir
