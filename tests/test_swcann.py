@@ -118,19 +118,28 @@ def test_smoke_asan(tmp_path):
 
 
 def test_broken_compiler_gives_clear_error(monkeypatch):
+    digests = []
+
+    def failing_digest():   # the temp dirs of these builds, not of builds running beside this test
+        digests.append(swbuild._content_hash(swbuild._cc(), swbuild._cflags(False)))
+
     monkeypatch.setenv("CC", "false")
+    failing_digest()
     with pytest.raises(swbuild.BuildError) as ei:
         swbuild.build()
     msg = str(ei.value)
     assert "compiler command `false" in msg and "exited with status" in msg and "\n" not in msg
     # a compiler that explains itself: its stderr is quoted in the error
     monkeypatch.setenv("CC", "sh -c 'echo cc1: fatal error: boom >&2; exit 3' sh")
+    failing_digest()
     with pytest.raises(swbuild.BuildError, match="status 3; its stderr was: cc1: fatal error: boom"):
         swbuild.build()
     monkeypatch.setenv("CC", "/nonexistent/cc")
+    failing_digest()
     with pytest.raises(swbuild.BuildError, match="could not run the compiler command"):
         swbuild.build()
-    assert not list((REPO / "build" / "swcann").glob(".tmp-*")), "failed builds must not leave temp dirs"
+    left = [p for d in digests for p in (REPO / "build" / "swcann").glob(f".tmp-{d}-*")]
+    assert not left, f"failed builds must not leave temp dirs: {left}"
 
 
 def test_concurrent_builds_share_one_tree(root):

@@ -83,19 +83,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
                        shp(self, b2, sizeof b2));
     int64_t N = r == 4 ? dm(self, 0) : 1, C = dm(self, r - 3);
     /* 910B/93 normal kernel: fp16/bf16 with overlap (non-divisible) uses an fp32 workspace */
-    uint64_t accws = (!empty && !is_regbase(&x) && !divisible && self->dtype != ACL_FLOAT)
-                         ? (uint64_t)(N * C * H * W) * 4u : 0;
-    struct aclOpExecutor *e = exec_new(&x, sizeof(scatter_job), scatter_kernel,
-                                       empty ? 0 : SYS_WORKSPACE + accws);
-    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    scatter_job *j = e->payload;
-    j->h.empty = empty;
-    j->h.acc_ws_off = accws ? SYS_WORKSPACE : 0;
-    j->h.nt = 4;
-    snap(&j->h.t[0], gradOutput, "gradOutput");
-    snap(&j->h.t[1], indices, "indices");
-    snap(&j->h.t[2], gradInput, "gradInput");
-    snap(&j->h.t[3], self, "self");
+    uint64_t acc = (!is_regbase(&x) && !divisible && self->dtype != ACL_FLOAT) ? (uint64_t)(N * C * H * W) : 0;
+    struct aclOpExecutor *e;
+    scatter_job *j = scatter_job_new(&x, empty, acc, gradOutput, indices, gradInput, self, &e);
+    if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     static const int a4[5] = {0, 1, -1, 2, 3}, a3[5] = {-1, 0, -1, 1, 2}; /* 3-D = (C,H,W) */
     memcpy(j->ax_gi, r == 4 ? a4 : a3, sizeof a4);
     memcpy(j->ax_go, j->ax_gi, sizeof a4);

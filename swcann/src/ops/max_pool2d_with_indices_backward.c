@@ -158,20 +158,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     int empty = numel(self) == 0; /* B33: only N == 0 gets here */
     int64_t P = H * W;
     int overlap = kH > sH || kW > sW || dH != 1 || dW != 1;
-    uint64_t ws = empty ? 0 : SYS_WORKSPACE;
     /* A2/A3 fp32 workspace for fp16/bf16 overlap (spec C "Workspace"; unreachable for fp32-only) */
-    uint64_t accws = (!empty && !is_regbase(&x) && self->dtype != ACL_FLOAT && overlap)
-                         ? (uint64_t)(N * C * P) * 4u : 0;
-    struct aclOpExecutor *e = exec_new(&x, sizeof(scatter_job), scatter_kernel, ws + accws);
-    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    scatter_job *j = e->payload;
-    j->h.empty = empty;
-    j->h.acc_ws_off = accws ? SYS_WORKSPACE : 0;
-    j->h.nt = 4;
-    snap(&j->h.t[0], gradOutput, "gradOutput");
-    snap(&j->h.t[1], indices, "indices");
-    snap(&j->h.t[2], gradInput, "gradInput");
-    snap(&j->h.t[3], self, "self");
+    uint64_t acc = (!is_regbase(&x) && self->dtype != ACL_FLOAT && overlap) ? (uint64_t)(N * C * P) : 0;
+    struct aclOpExecutor *e;
+    scatter_job *j = scatter_job_new(&x, empty, acc, gradOutput, indices, gradInput, self, &e);
+    if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     /* A2/A3 kernel is NCDHW-only: NHWC data is processed as if NCHW (spec G.4) */
     layout(r, is_regbase(&x) ? nhwc : 0, j->ax_gi);
     memcpy(j->ax_go, j->ax_gi, sizeof j->ax_go);

@@ -120,19 +120,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
     int64_t N = r == 5 ? dm(self, 0) : 1, C = dm(self, r - 4);
     int overlap = 0;
     for (int i = 0; i < 3; i++) overlap |= (k[i] - 1) * d[i] + 1 > s[i];
-    uint64_t accws = (!empty && !is_regbase(&x) && self->dtype != ACL_FLOAT && overlap)
-                         ? (uint64_t)(N * C * D * H * W) * 4u : 0; /* spec C: N*C*D*H*W*4 */
-    struct aclOpExecutor *e = exec_new(&x, sizeof(scatter_job), scatter_kernel,
-                                       empty ? 0 : SYS_WORKSPACE + accws);
-    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    scatter_job *j = e->payload;
-    j->h.empty = empty;
-    j->h.acc_ws_off = accws ? SYS_WORKSPACE : 0;
-    j->h.nt = 4;
-    snap(&j->h.t[0], gradOutput, "gradOutput");
-    snap(&j->h.t[1], indices, "indices");
-    snap(&j->h.t[2], gradInput, "gradInput");
-    snap(&j->h.t[3], self, "self");
+    uint64_t acc = (!is_regbase(&x) && self->dtype != ACL_FLOAT && overlap)
+                       ? (uint64_t)(N * C * D * H * W) : 0; /* spec C: N*C*D*H*W*4 bytes */
+    struct aclOpExecutor *e;
+    scatter_job *j = scatter_job_new(&x, empty, acc, gradOutput, indices, gradInput, self, &e);
+    if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     /* data always NCDHW (data_format hard-coded); 4-D = (C,D,H,W), chosen by self's rank */
     static const int a5[5] = {0, 1, 2, 3, 4}, a4[5] = {-1, 0, 1, 2, 3};
     memcpy(j->ax_gi, r == 5 ? a5 : a4, sizeof a5);

@@ -1,6 +1,26 @@
 #include "scatter_kernel.h"
 #include <stdlib.h>
 
+scatter_job *scatter_job_new(opctx *x, int empty, uint64_t acc_elems, const aclTensor *gradOutput,
+                             const aclTensor *indices, const aclTensor *gradInput,
+                             const aclTensor *self, struct aclOpExecutor **executor)
+{
+    uint64_t accws = empty ? 0 : acc_elems * 4u;
+    struct aclOpExecutor *e = exec_new(x, sizeof(scatter_job), scatter_kernel,
+                                       empty ? 0 : SYS_WORKSPACE + accws);
+    if (!e) return NULL;
+    scatter_job *j = e->payload;
+    j->h.empty = empty;
+    j->h.acc_ws_off = accws ? SYS_WORKSPACE : 0;
+    j->h.nt = 4;
+    snap(&j->h.t[0], gradOutput, "gradOutput");
+    snap(&j->h.t[1], indices, "indices");
+    snap(&j->h.t[2], gradInput, "gradInput");
+    snap(&j->h.t[3], self, "self");
+    *executor = e;
+    return j;
+}
+
 int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
 {
     scatter_job *j = (scatter_job *)h;

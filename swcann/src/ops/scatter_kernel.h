@@ -18,4 +18,12 @@ typedef struct {
 } scatter_job;
 
 int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream);
+
+/* Phase-1 side of the three ops: an executor running scatter_kernel on snapshots
+ * of the four tensors. Workspace = the system workspace plus, when acc_elems > 0,
+ * an fp32 accumulator of that many elements (A2/A3 fp16/bf16 overlap, spec C);
+ * none at all for an empty input. NULL when the executor cannot be created. */
+scatter_job *scatter_job_new(opctx *x, int empty, uint64_t acc_elems, const aclTensor *gradOutput,
+                             const aclTensor *indices, const aclTensor *gradInput,
+                             const aclTensor *self, struct aclOpExecutor **executor);
 #endif
