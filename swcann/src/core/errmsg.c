@@ -33,24 +33,27 @@ void core_set_dev_msg(const char *code, const char *text)
     format_msg(tl_dev, MSG_CAP, code, text);
 }
 
-void core_msgf(const char *code, const char *fmt, ...)
+static void core_vmsgf(const char *code, const char *fmt, va_list ap)
 {
     char buf[2048];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    core_set_msg(code, buf);
+}
+
+void core_msgf(const char *code, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    core_vmsgf(code, fmt, ap);
     va_end(ap);
-    core_set_msg(code, buf);
 }
 
 aclError core_fail(aclError ret, const char *code, const char *fmt, ...)
 {
-    char buf[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    core_vmsgf(code, fmt, ap);
     va_end(ap);
-    core_set_msg(code, buf);
     tl_last_error = ret;
     return ret;
 }

@@ -16,9 +16,8 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
     const void *hs[4] = {gradOutput, self, indices, gradInput};
     static const char *const nm[4] = {"gradOutput", "self", "indices", "gradInput"};
     static const int kinds[4] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR};
-    for (int i = 0; i < 4; i++) /* B1 (161001 since upstream fix defaa3f97; 161002 before) */
-        if (!hs[i]) return op_fail(&x, ACLNN_ERR_PARAM_NULLPTR, "B1", "%s is nullptr", nm[i]);
-    if ((st = op_live(&x, 4, hs, kinds, nm))) return st;
+    /* B1 (161001 since upstream fix defaa3f97; 161002 before) */
+    if ((st = op_nonnull(&x, 4, hs, nm, "B1")) || (st = op_live(&x, 4, hs, kinds, nm))) return st;
     if (self->dtype != gradOutput->dtype)
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B2", "self dtype %s != gradOutput dtype %s",
                        swc_dtype_name(self->dtype), swc_dtype_name(gradOutput->dtype));

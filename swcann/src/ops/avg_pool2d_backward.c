@@ -50,8 +50,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
     /* B1.1: stride is NOT null-checked */
     const void *nh[5] = {gradOutput, self, kernelSize, padding, gradInput};
     static const char *const nn[5] = {"gradOutput", "self", "kernelSize", "padding", "gradInput"};
-    for (int i = 0; i < 5; i++)
-        if (!nh[i]) return op_fail(&x, ACLNN_ERR_PARAM_NULLPTR, "B1.1", "%s is nullptr", nn[i]);
+    if ((st = op_nonnull(&x, 5, nh, nn, "B1.1"))) return st;
     const void *hs[6] = {gradOutput, self, kernelSize, stride, padding, gradInput};
     static const char *const nm[6] = {"gradOutput", "self", "kernelSize", "stride", "padding", "gradInput"};
     static const int kinds[6] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_INTARRAY, SWC_K_INTARRAY,

@@ -40,6 +40,17 @@ int op_fail(opctx *x, int status, const char *id, const char *fmt, ...)
     return status;
 }
 
+int op_nonnull(opctx *x, int n, const void *const *h, const char *const *names, const char *id)
+{
+    for (int i = 0; i < n; i++) {
+        if (h[i]) continue;
+        char own[16];
+        snprintf(own, sizeof own, "B%d", i + 1);
+        return op_fail(x, ACLNN_ERR_PARAM_NULLPTR, id ? id : own, "%s is nullptr", names[i]);
+    }
+    return 0;
+}
+
 /* Not a CANN check: a non-null handle that is not a live object would crash the
  * real library; swcann reports it (561103) so harness bugs surface. */
 int op_live(opctx *x, int n, const void *const *h, const int *kinds, const char *const *names)

@@ -56,6 +56,9 @@ int op_begin(opctx *x, const char *api);
 int op_fail(opctx *x, int status, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int op_live(opctx *x, int n, const void *const *h, const int *kinds, const char *const *names);
+/* The null-pointer checks that open every op, in parameter order (161001).
+ * id: one check id for all of them, or NULL for one id per parameter ("B1", "B2", ...). */
+int op_nonnull(opctx *x, int n, const void *const *h, const char *const *names, const char *id);
 static inline int is_regbase(const opctx *x) { return x->soc->arch == DAV_3510; }
 static inline int64_t rk(const aclTensor *t) { return (int64_t)t->ndim; }
 static inline int64_t dm(const aclTensor *t, int i) { return t->dims[i]; }

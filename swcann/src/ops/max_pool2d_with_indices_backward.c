@@ -43,12 +43,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
                                       "padding", "dilation", "gradInput"};
     static const int kinds[8] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_INTARRAY,
                                  SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_TENSOR};
-    for (int i = 0; i < 8; i++) {
-        char id[8];
-        snprintf(id, sizeof id, "B%d", i + 1);
-        if (!hs[i]) return op_fail(&x, ACLNN_ERR_PARAM_NULLPTR, id, "%s is nullptr", nm[i]);
-    }
-    if ((st = op_live(&x, 8, hs, kinds, nm))) return st;
+    if ((st = op_nonnull(&x, 8, hs, nm, NULL)) || (st = op_live(&x, 8, hs, kinds, nm))) return st;
     const int *l;
     int nl = arch_dtypes(&x, &l);
     if (!dt_in(self->dtype, l, nl))

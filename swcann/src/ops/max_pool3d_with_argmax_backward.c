@@ -26,12 +26,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
                                       "padding", "dilation", "gradInput"};
     static const int kinds[8] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_INTARRAY,
                                  SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_TENSOR};
-    for (int i = 0; i < 8; i++) {
-        char id[8];
-        snprintf(id, sizeof id, "B%d", i + 1);
-        if (!hs[i]) return op_fail(&x, ACLNN_ERR_PARAM_NULLPTR, id, "%s is nullptr", nm[i]);
-    }
-    if ((st = op_live(&x, 8, hs, kinds, nm))) return st;
+    if ((st = op_nonnull(&x, 8, hs, nm, NULL)) || (st = op_live(&x, 8, hs, kinds, nm))) return st;
     static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT};
     int nl = (x.soc->arch == DAV_3510 || x.soc->arch == DAV_2201) ? 3 : 0; /* #9 */
     if (!dt_in(self->dtype, fl, nl))

@@ -61,9 +61,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxUnpool3dBackwardGetWorkspaceSize(
                                       "padding", "out"};
     static const int kinds[7] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_INTARRAY,
                                  SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_TENSOR};
-    for (int i = 0; i < 7; i++)
-        if (!hs[i]) return op_fail(&x, ACLNN_ERR_PARAM_NULLPTR, "B2", "%s is nullptr", nm[i]);
-    if ((st = op_live(&x, 7, hs, kinds, nm))) return st;
+    if ((st = op_nonnull(&x, 7, hs, nm, "B2")) || (st = op_live(&x, 7, hs, kinds, nm))) return st;
     if (!is_contiguous(out))
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B3", "out must be contiguous (shape %s)",
                        shp(out, b1, sizeof b1));
