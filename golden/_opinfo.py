@@ -170,3 +170,16 @@ def scatter_mutants(golden_fn):
         "overwrite instead of sum": lambda patch: (patch(_common, "scatter_backward", scatter_overwrite),
                                                    golden_fn)[1],
     }
+
+
+def scatter_op_info(golden_fn, **fields) -> OpInfo:
+    """OpInfo of an op whose backward is an index scatter (the max pools, adaptive max pool)."""
+    return OpInfo(mutants=scatter_mutants(golden_fn), **fields)
+
+
+def max_pool_info(nsp, golden_fn, reference, rank_tags, examples) -> OpInfo:
+    """OpInfo of the windowed n-D max pools: everything but the reference and examples is shared."""
+    return scatter_op_info(golden_fn, gen_config=lambda rng: gen_max_pool(rng, nsp),
+                           required_tags=MAX_POOL_TAGS | frozenset(rank_tags), reference=reference,
+                           autograd=max_pool_autograd(nsp), forward=max_pool_checked_forward(nsp),
+                           examples=tuple(examples))

@@ -112,12 +112,7 @@ def _repo_example():
     assert ref.reshape(-1).tolist() == got
 
 
-INFO = _opinfo.OpInfo(
-    gen_config=_gen_config,
+INFO = _opinfo.scatter_op_info(
+    golden, gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
     required_tags=frozenset({"rank3", "rank4", "divisible", "non-divisible", "output>input"}),
-    reference=_reference_loop,
-    autograd=_autograd,
-    forward=_forward,
-    mutants=_opinfo.scatter_mutants(golden),
-    examples=(_repo_example,),
-)
+    examples=(_repo_example,))

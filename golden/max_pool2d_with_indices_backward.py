@@ -61,12 +61,4 @@ def _window_entirely_in_padding_is_rejected():
         golden(inputs, attrs)
 
 
-INFO = _opinfo.OpInfo(
-    gen_config=lambda rng: _opinfo.gen_max_pool(rng, 2),
-    required_tags=_opinfo.MAX_POOL_TAGS | {"rank3", "rank4"},
-    reference=_reference_loop,
-    autograd=_opinfo.max_pool_autograd(2),
-    forward=_opinfo.max_pool_checked_forward(2),
-    mutants=_opinfo.scatter_mutants(golden),
-    examples=(_doc_example, _window_entirely_in_padding_is_rejected),
-)
+INFO = _opinfo.max_pool_info(2, golden, _reference_loop, {"rank3", "rank4"}, (_doc_example, _window_entirely_in_padding_is_rejected))

@@ -52,12 +52,4 @@ def _doc_example():
     assert got[6] == float(torch.tensor(0.4757)) and torch.count_nonzero(got) == 1
 
 
-INFO = _opinfo.OpInfo(
-    gen_config=lambda rng: _opinfo.gen_max_pool(rng, 3),
-    required_tags=_opinfo.MAX_POOL_TAGS | {"rank4", "rank5"},
-    reference=_reference_loop,
-    autograd=_opinfo.max_pool_autograd(3),
-    forward=_opinfo.max_pool_checked_forward(3),
-    mutants=_opinfo.scatter_mutants(golden),
-    examples=(_doc_example,),
-)
+INFO = _opinfo.max_pool_info(3, golden, _reference_loop, {"rank4", "rank5"}, (_doc_example,))
