@@ -18,6 +18,7 @@ from . import backends, families
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
 from .judge import load_case_file
+from .judge.cache import GoldenCache
 from .judge.runner import run_case
 from .model import Case
 from .report import Recorder
@@ -41,6 +42,11 @@ def pytest_addoption(parser):
                 help="which case tiers to run (default: default; slow tiers are opt-in)")
     g.addoption("--no-sw-fallback", action="store_true",
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
+    g.addoption("--golden-cache", default=None, metavar="DIR",
+                help="keep every case's inputs and golden in DIR (keyed by the case, the golden's source and the "
+                     "torch/numpy versions; damaged entries are recomputed) and reuse them on later runs")
+    g.addoption("--prepare-only", action="store_true",
+                help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
                 help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
 
@@ -56,9 +62,13 @@ class RunSettings:
     tier: str
     report_dir: str | None
     worker: str | None        # xdist worker id; None in the controller or without xdist
+    golden_cache: str | None
+    prepare_only: bool
 
     @classmethod
     def from_config(cls, config) -> "RunSettings":
+        if config.getoption("prepare_only") and not config.getoption("golden_cache"):
+            raise pytest.UsageError("--prepare-only needs --golden-cache DIR (where the prepared data goes)")
         soc = config.getoption("soc")
         try:
             family = families.check_family(soc) if soc else None
@@ -67,7 +77,8 @@ class RunSettings:
         return cls(config.getoption("backend"), config.getoption("device"), family,
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
-                   getattr(config, "workerinput", {}).get("workerid"))
+                   getattr(config, "workerinput", {}).get("workerid"),
+                   config.getoption("golden_cache"), config.getoption("prepare_only"))
 
 
 def pytest_configure(config):
@@ -95,6 +106,7 @@ class CaseSession:
         self.config, self.settings = config, settings
         self._backend = None
         self.recorder: Recorder | None = None
+        self.cache = GoldenCache(settings.golden_cache) if settings.golden_cache else None
         self.is_controller = not hasattr(config, "workerinput")
 
     def backend(self):
@@ -115,7 +127,7 @@ class CaseSession:
     def pytest_collection_modifyitems(self, config, items):
         family = self.settings.family
         if self.settings.backend == "aclnn" and not config.getoption("collectonly") \
-                and any(hasattr(i, "case") for i in items):
+                and not self.settings.prepare_only and any(hasattr(i, "case") for i in items):
             family = self.backend().info.family       # the library's family decides what applies
         keep, drop = [], []
         for item in items:
@@ -137,7 +149,7 @@ class CaseSession:
             props = self._crashed_case(report.nodeid)
         if "case_id" not in props or not (report.when == "call" or report.failed):
             return
-        if not self.is_controller:      # xdist workers forward reports; the controller records
+        if not self.is_controller or self.settings.prepare_only:   # workers forward; nothing judged
             return
         recorder = self._recorder(props)
         if "outcome" in props:
@@ -150,6 +162,12 @@ class CaseSession:
         recorder.add(record)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        if self.cache is not None and self.cache.hits + self.cache.misses:
+            c = self.cache       # this process's use (under xdist each worker has its own)
+            terminalreporter.write_line(f"golden cache {c.dir}: {c.hits} hits, {c.misses} computed, "
+                                        f"{len(c.rejected)} damaged entries recomputed")
+            for line in c.rejected[:20]:
+                terminalreporter.write_line(f"  {line}")
         if self.recorder is None:
             return
         directory = self.recorder.finish()
@@ -262,8 +280,12 @@ class CaseItem(pytest.Item):
             self.add_marker("slow")
 
     def runtest(self):
-        backend = self.config.stash[_SESSION].backend()
-        outcome = run_case(self.case, backend, backend.info.family)
+        session = self.config.stash[_SESSION]
+        if session.settings.prepare_only:      # no device: inputs and golden into the cache only
+            session.cache.get(self.case, self.case.runs_numerics(session.settings.family))
+            return
+        backend = session.backend()
+        outcome = run_case(self.case, backend, backend.info.family, session.cache)
         self.user_properties.append(("outcome", json.dumps(outcome.to_dict(), default=str)))
         for k, v in backend.info.as_properties().items():
             self.user_properties.append((k, v))
