@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "objects.h"
-#include "../shared/swc_dtype.h"
+#include "../shared/swc_types.h"
 
 static const swc_core *core(void)
 {

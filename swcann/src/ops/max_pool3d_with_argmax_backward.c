@@ -1,6 +1,7 @@
 /* aclnnMaxPool3dWithArgmaxBackward -- spec ops/max_pool3d_with_argmax_backward.md.
  * Phase 1 = section B (ids B1..B31; spec row "1-8" -> B1..B8 in parameter order). */
-#include "scatter_kernel.h"
+#include "aclnnop/aclnn_max_pool3d_with_argmax_backward.h"
+#include "pool_kernels.h"
 
 #define API "aclnnMaxPool3dWithArgmaxBackward"
 
@@ -21,48 +22,26 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
     char b1[128], b2[128];
     int st = op_begin(&x, API);
     if (st) return st;
-    const void *hs[8] = {gradOutput, self, indices, kernelSize, stride, padding, dilation, gradInput};
-    static const char *const nm[8] = {"gradOutput", "self", "indices", "kernelSize", "stride",
-                                      "padding", "dilation", "gradInput"};
-    static const int kinds[8] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_INTARRAY,
-                                 SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_TENSOR};
-    if ((st = op_nonnull(&x, 8, hs, nm, NULL)) || (st = op_live(&x, 8, hs, kinds, nm))) return st;
-    static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT};
+    const op_param params[8] = {PARAM_TENSOR(gradOutput), PARAM_TENSOR(self), PARAM_TENSOR(indices),
+                                PARAM_INTS(kernelSize), PARAM_INTS(stride), PARAM_INTS(padding),
+                                PARAM_INTS(dilation), PARAM_TENSOR(gradInput)};
+    if ((st = op_params(&x, 8, params, NULL))) return st;
+    static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT}, il[] = {ACL_INT32, ACL_INT64};
     int nl = (x.soc->arch == DAV_3510 || x.soc->arch == DAV_2201) ? 3 : 0; /* #9 */
-    if (!dt_in(self->dtype, fl, nl))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B9", "self dtype %s not in supported list %s "
-                       "for %s (%s, NpuArch DAV_%d)", swc_dtype_name(self->dtype),
-                       dt_list(fl, nl, b1, sizeof b1), x.soc->family, x.soc->soc_name, x.soc->arch);
-    static const int il[] = {ACL_INT32, ACL_INT64};
-    int nil = is_regbase(&x) ? 2 : 1; /* #10 */
-    if (!dt_in(indices->dtype, il, nil))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B10", "indices dtype %s not in %s for %s",
-                       swc_dtype_name(indices->dtype), dt_list(il, nil, b1, sizeof b1), x.soc->family);
-    if (gradOutput->dtype != self->dtype)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B11", "gradOutput dtype %s != self dtype %s",
-                       swc_dtype_name(gradOutput->dtype), swc_dtype_name(self->dtype));
-    if (gradInput->dtype != self->dtype)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B12", "gradInput dtype %s != self dtype %s",
-                       swc_dtype_name(gradInput->dtype), swc_dtype_name(self->dtype));
-    if (self->format != gradOutput->format || self->format != gradInput->format)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B13", "storage formats differ: self %s, "
-                       "gradOutput %s, gradInput %s", fmt_name(self->format),
-                       fmt_name(gradOutput->format), fmt_name(gradInput->format));
-    const aclTensor *pf[4] = {self, gradInput, gradOutput, indices};
-    static const char *const pfn[4] = {"self", "gradInput", "gradOutput", "indices"};
+    int nil = is_regbase(&x) ? 2 : 1;                                      /* #10 */
+    const named_tensor fmts[3] = {NT(self), NT(gradOutput), NT(gradInput)};
+    const named_tensor pf[4] = {NT(self), NT(gradInput), NT(gradOutput), NT(indices)};
+    if ((st = chk_dtype_in(&x, "B9", NT(self), fl, nl, SOC_NOTE_ARCH)) ||
+        (st = chk_dtype_in(&x, "B10", NT(indices), il, nil, SOC_NOTE_FAMILY)) ||
+        (st = chk_same_dtype(&x, "B11", NT(gradOutput), NT(self))) ||
+        (st = chk_same_dtype(&x, "B12", NT(gradInput), NT(self))) ||
+        (st = chk_same_format(&x, "B13", 3, fmts)) ||
+        (st = chk_no_private_format(&x, "B14", 4, pf, "")))
+        return st;
+    const named_tensor rt[4] = {NT(gradOutput), NT(gradInput), NT(indices), NT(self)}; /* #15-18 */
+    static const char *const rank_ids[4] = {"B15", "B16", "B17", "B18"};
     for (int i = 0; i < 4; i++)
-        if (is_private_format(pf[i]->format))
-            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B14", "%s has private format %s", pfn[i],
-                           fmt_name(pf[i]->format));
-    const aclTensor *rt[4] = {gradOutput, gradInput, indices, self}; /* #15-18 order */
-    static const char *const rtn[4] = {"gradOutput", "gradInput", "indices", "self"};
-    for (int i = 0; i < 4; i++) {
-        char id[8];
-        snprintf(id, sizeof id, "B%d", 15 + i);
-        if (rk(rt[i]) != 4 && rk(rt[i]) != 5)
-            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, id, "%s rank %lld not in {4, 5}", rtn[i],
-                           (long long)rk(rt[i]));
-    }
+        if ((st = chk_rank_in(&x, rank_ids[i], rt[i], 4, 5))) return st;
     if (alen(kernelSize) != 1 && alen(kernelSize) != 3)
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B19", "kernelSize length %llu not in {1, 3}",
                        (unsigned long long)alen(kernelSize));
@@ -104,12 +83,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
             return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B28", "self D*H*W (%lld*%lld*%lld) exceeds "
                            "2147483647", (long long)D, (long long)H, (long long)W);
     }
-    if (!shape_eq(indices, gradOutput))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B29", "indices shape %s != gradOutput shape %s",
-                       shp(indices, b1, sizeof b1), shp(gradOutput, b2, sizeof b2));
-    if (!shape_eq(self, gradInput))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B30", "self shape %s != gradInput shape %s",
-                       shp(self, b1, sizeof b1), shp(gradInput, b2, sizeof b2));
+    if ((st = chk_same_shape(&x, "B29", NT(indices), NT(gradOutput))) ||
+        (st = chk_same_shape(&x, "B30", NT(self), NT(gradInput))))
+        return st;
     /* B31: any of gradOutput/self/indices empty -> success, nothing written */
     int empty = numel(gradOutput) == 0 || numel(self) == 0 || numel(indices) == 0;
     int64_t N = r == 5 ? dm(self, 0) : 1, C = dm(self, r - 4);
@@ -117,14 +93,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
     for (int i = 0; i < 3; i++) overlap |= (k[i] - 1) * d[i] + 1 > s[i];
     uint64_t acc = (!is_regbase(&x) && self->dtype != ACL_FLOAT && overlap)
                        ? (uint64_t)(N * C * D * H * W) : 0; /* spec C: N*C*D*H*W*4 bytes */
-    struct aclOpExecutor *e;
-    scatter_job *j = scatter_job_new(&x, empty, acc, gradOutput, indices, gradInput, self, &e);
+    int ax[5]; /* data always NCDHW (data_format hard-coded); 4-D = (C,D,H,W) */
+    lt_axes(r, 3, 0, ax);
+    scatter_job *j = scatter_job_new(&x, empty, acc, ax, gradOutput, indices, gradInput, self);
     if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    /* data always NCDHW (data_format hard-coded); 4-D = (C,D,H,W), chosen by self's rank */
-    static const int a5[5] = {0, 1, 2, 3, 4}, a4[5] = {-1, 0, 1, 2, 3};
-    memcpy(j->ax_gi, r == 5 ? a5 : a4, sizeof a5);
-    memcpy(j->ax_go, j->ax_gi, sizeof a5);
-    memcpy(j->ax_ix, j->ax_gi, sizeof a5);
     j->mode = (j->h.deviations && !is_regbase(&x) && !overlap) ? ACC_LWW : ACC_FP32;
     if (!empty) { /* kernel tiling checks, status discarded (spec B.2) */
         if (has_neg_dim(self) || has_neg_dim(gradOutput))
@@ -148,7 +120,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
             }
         }
     }
-    return finish(&x, e, workspaceSize, executor);
+    return finish(&x, &j->h, workspaceSize, executor);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackward(void *workspace,
