@@ -37,7 +37,7 @@ _ALL = (
     DType("int64", torch.int64, 9, "DT_INT64"),
     DType("float64", torch.float64, 11, "DT_DOUBLE"),
     DType("bool", torch.bool, 12, "DT_BOOL"),
-    DType("bfloat16", torch.bfloat16, 27, "DT_BF16"),
+    DType("bfloat16", torch.bfloat16, 27, "DT_BFLOAT16"),
 )
 
 _ALIASES = {
