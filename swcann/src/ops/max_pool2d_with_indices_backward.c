@@ -5,21 +5,10 @@
 
 #define API "aclnnMaxPool2dWithIndicesBackward"
 
-static int arch_dtypes(const opctx *x, const int **l)
-{
-    static const int regbase[] = {ACL_FLOAT16, ACL_FLOAT, ACL_BF16}, a22[] = {ACL_FLOAT};
-    if (x->soc->arch == DAV_3510) { *l = regbase; return 3; }
-    if (x->soc->arch == DAV_2201) { *l = a22; return 1; }
-    *l = NULL; /* DAV_1001 explicitly empty, any other arch empty (#9) */
-    return 0;
-}
-
-static int arch_idx_dtypes(const opctx *x, const int **l)
-{
-    static const int regbase[] = {ACL_INT32, ACL_INT64}, other[] = {ACL_INT32, ACL_INT8};
-    *l = x->soc->arch == DAV_3510 ? regbase : other; /* #12 */
-    return 2;
-}
+/* #9: self dtypes on regbase (DAV_3510) and DAV_2201; DAV_1001 explicitly empty, any other
+ * arch empty. #12: indices dtypes. */
+static const int k_dt_regbase[] = {ACL_FLOAT16, ACL_FLOAT, ACL_BF16}, k_dt_2201[] = {ACL_FLOAT};
+static const int k_idx_regbase[] = {ACL_INT32, ACL_INT64}, k_idx_other[] = {ACL_INT32, ACL_INT8};
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
@@ -27,25 +16,21 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     const aclIntArray *dilation, bool ceilMode, aclTensor *gradInput, uint64_t *workspaceSize,
     aclOpExecutor **executor)
 {
-    opctx x;
     char b1[128], b2[128];
-    int st = op_begin(&x, API);
+    opctx x;
+    int st = max_pool_begin(&x, API, gradOutput, self, indices, kernelSize, stride, padding, dilation,
+                            gradInput); /* B1..B8 */
     if (st) return st;
-    /* B1..B8: null checks in parameter order */
-    const op_param params[8] = {PARAM_TENSOR(gradOutput), PARAM_TENSOR(self), PARAM_TENSOR(indices),
-                                PARAM_INTS(kernelSize), PARAM_INTS(stride), PARAM_INTS(padding),
-                                PARAM_INTS(dilation), PARAM_TENSOR(gradInput)};
-    if ((st = op_params(&x, 8, params, NULL))) return st;
-    const int *l;
-    int nl = arch_dtypes(&x, &l);
-    if ((st = chk_dtype_in(&x, "B9", NT(self), l, nl, SOC_NOTE_ARCH)) ||
+    int arch = x.soc->arch, nl = arch == DAV_3510 ? 3 : arch == DAV_2201 ? 1 : 0;
+    if ((st = chk_dtype_in(&x, "B9", NT(self), arch == DAV_3510 ? k_dt_regbase : k_dt_2201, nl,
+                           SOC_NOTE_ARCH)) ||
         (st = chk_same_dtype(&x, "B10", NT(gradOutput), NT(self))) ||
         (st = chk_same_dtype(&x, "B11", NT(gradInput), NT(self))))
         return st;
-    nl = arch_idx_dtypes(&x, &l);
     const named_tensor fmts[3] = {NT(self), NT(gradOutput), NT(gradInput)};
     const named_tensor all[4] = {NT(self), NT(gradInput), NT(gradOutput), NT(indices)};
-    if ((st = chk_dtype_in(&x, "B12", NT(indices), l, nl, SOC_NOTE_FAMILY)) ||
+    if ((st = chk_dtype_in(&x, "B12", NT(indices), is_regbase(&x) ? k_idx_regbase : k_idx_other, 2,
+                           SOC_NOTE_FAMILY)) ||
         (st = chk_same_format(&x, "B13", 3, fmts)) ||
         (st = chk_no_private_format(&x, "B14", 4, all, is_regbase(&x)
                                     ? "; only ND, NCHW or NHWC supported" : "; only ND, NCHW supported")))

@@ -5,11 +5,20 @@
 
 #define API "aclnnMaxPool3dWithArgmaxBackward"
 
-/* expand a length-1/3 list (len 0 -> dflt, used for stride = kernel) */
-static void expand3(const aclIntArray *a, const int64_t *dflt, int64_t o[3])
+/* One attribute list (B19..B27): its length must be 1 or 3, or 0 where empty_as is given
+ * (stride: empty = kernelSize); then each expanded value must be >= min. */
+static int attr3(opctx *x, const aclIntArray *a, const char *name, const char *len_id,
+                 const int64_t *empty_as, const char *val_id, int64_t min, int64_t o[3])
 {
-    for (int i = 0; i < 3; i++)
-        o[i] = a->n == 0 ? dflt[i] : a->v[a->n == 1 ? 0 : i];
+    uint64_t n = alen(a);
+    if (n != 1 && n != 3 && !(n == 0 && empty_as))
+        return op_fail(x, ACLNN_ERR_PARAM_INVALID, len_id, "%s length %llu not in {%s1, 3}", name,
+                       (unsigned long long)n, empty_as ? "0, " : "");
+    for (int i = 0; i < 3; i++) o[i] = n == 0 ? empty_as[i] : a->v[n == 1 ? 0 : i];
+    if (o[0] < min || o[1] < min || o[2] < min)
+        return op_fail(x, ACLNN_ERR_PARAM_INVALID, val_id, "%s (%lld, %lld, %lld) must be %s", name,
+                       (long long)o[0], (long long)o[1], (long long)o[2], min ? "> 0" : ">= 0");
+    return 0;
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize(
@@ -19,13 +28,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
     aclOpExecutor **executor)
 {
     opctx x;
-    char b1[128], b2[128];
-    int st = op_begin(&x, API);
+    int st = max_pool_begin(&x, API, gradOutput, self, indices, kernelSize, stride, padding, dilation,
+                            gradInput);
     if (st) return st;
-    const op_param params[8] = {PARAM_TENSOR(gradOutput), PARAM_TENSOR(self), PARAM_TENSOR(indices),
-                                PARAM_INTS(kernelSize), PARAM_INTS(stride), PARAM_INTS(padding),
-                                PARAM_INTS(dilation), PARAM_TENSOR(gradInput)};
-    if ((st = op_params(&x, 8, params, NULL))) return st;
     static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT}, il[] = {ACL_INT32, ACL_INT64};
     int nl = (x.soc->arch == DAV_3510 || x.soc->arch == DAV_2201) ? 3 : 0; /* #9 */
     int nil = is_regbase(&x) ? 2 : 1;                                      /* #10 */
@@ -42,39 +47,16 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
     static const char *const rank_ids[4] = {"B15", "B16", "B17", "B18"};
     for (int i = 0; i < 4; i++)
         if ((st = chk_rank_in(&x, rank_ids[i], rt[i], 4, 5))) return st;
-    if (alen(kernelSize) != 1 && alen(kernelSize) != 3)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B19", "kernelSize length %llu not in {1, 3}",
-                       (unsigned long long)alen(kernelSize));
     int64_t k[3], s[3], p[3], d[3];
-    expand3(kernelSize, NULL, k);
-    if (k[0] <= 0 || k[1] <= 0 || k[2] <= 0)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B20", "kernelSize (%lld, %lld, %lld) must be > 0",
-                       (long long)k[0], (long long)k[1], (long long)k[2]);
-    if (alen(stride) != 0 && alen(stride) != 1 && alen(stride) != 3)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B21", "stride length %llu not in {0, 1, 3}",
-                       (unsigned long long)alen(stride));
-    expand3(stride, k, s);
-    if (s[0] <= 0 || s[1] <= 0 || s[2] <= 0)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B22", "stride (%lld, %lld, %lld) must be > 0",
-                       (long long)s[0], (long long)s[1], (long long)s[2]);
-    if (alen(padding) != 1 && alen(padding) != 3)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B23", "padding length %llu not in {1, 3}",
-                       (unsigned long long)alen(padding));
-    expand3(padding, NULL, p);
-    if (p[0] < 0 || p[1] < 0 || p[2] < 0)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B24", "padding (%lld, %lld, %lld) must be >= 0",
-                       (long long)p[0], (long long)p[1], (long long)p[2]);
+    if ((st = attr3(&x, kernelSize, "kernelSize", "B19", NULL, "B20", 1, k)) ||
+        (st = attr3(&x, stride, "stride", "B21", k, "B22", 1, s)) ||
+        (st = attr3(&x, padding, "padding", "B23", NULL, "B24", 0, p)))
+        return st;
     for (int i = 0; i < 3; i++)
         if (p[i] > k[i] / 2)
             return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B25", "padding[%d]=%lld > kernelSize[%d]/2=%lld",
                            i, (long long)p[i], i, (long long)(k[i] / 2));
-    if (alen(dilation) != 1 && alen(dilation) != 3)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B26", "dilation length %llu not in {1, 3}",
-                       (unsigned long long)alen(dilation));
-    expand3(dilation, NULL, d);
-    if (d[0] <= 0 || d[1] <= 0 || d[2] <= 0)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B27", "dilation (%lld, %lld, %lld) must be > 0",
-                       (long long)d[0], (long long)d[1], (long long)d[2]);
+    if ((st = attr3(&x, dilation, "dilation", "B26", NULL, "B27", 1, d))) return st;
     int r = (int)rk(self);
     int64_t D = dm(self, r - 3), H = dm(self, r - 2), W = dm(self, r - 1);
     if (!is_regbase(&x)) { /* #28 (log text says 2^32-1, constant is INT32_MAX) */
@@ -98,6 +80,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
     scatter_job *j = scatter_job_new(&x, empty, acc, ax, gradOutput, indices, gradInput, self);
     if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     j->mode = (j->h.deviations && !is_regbase(&x) && !overlap) ? ACC_LWW : ACC_FP32;
+    char b1[128], b2[128];
     if (!empty) { /* kernel tiling checks, status discarded (spec B.2) */
         if (has_neg_dim(self) || has_neg_dim(gradOutput))
             set_reject(&j->h, "negative dimension");

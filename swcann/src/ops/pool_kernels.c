@@ -4,6 +4,18 @@
 static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream);
 static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream);
 
+int max_pool_begin(opctx *x, const char *api, const aclTensor *gradOutput, const aclTensor *self,
+                   const aclTensor *indices, const aclIntArray *kernelSize, const aclIntArray *stride,
+                   const aclIntArray *padding, const aclIntArray *dilation,
+                   const aclTensor *gradInput)
+{
+    const op_param params[8] = {PARAM_TENSOR(gradOutput), PARAM_TENSOR(self), PARAM_TENSOR(indices),
+                                PARAM_INTS(kernelSize), PARAM_INTS(stride), PARAM_INTS(padding),
+                                PARAM_INTS(dilation), PARAM_TENSOR(gradInput)};
+    int st = op_begin(x, api);
+    return st ? st : op_params(x, 8, params, NULL);
+}
+
 scatter_job *scatter_job_new(opctx *x, int empty, uint64_t acc_elems, const int ax[5],
                              const aclTensor *gradOutput, const aclTensor *indices,
                              const aclTensor *gradInput, const aclTensor *self)

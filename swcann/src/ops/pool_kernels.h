@@ -13,6 +13,14 @@
 #define SWC_POOL_KERNELS_H_
 #include "common.h"
 
+/* op_begin, then the parameter checks (B1..B8: null in parameter order, then liveness) of
+ * the max-pool ops with the signature (gradOutput, self, indices, kernelSize, stride, padding,
+ * dilation, ceilMode, gradInput): MaxPool2dWithIndices and MaxPool3dWithArgmax backward. */
+int max_pool_begin(opctx *x, const char *api, const aclTensor *gradOutput, const aclTensor *self,
+                   const aclTensor *indices, const aclIntArray *kernelSize, const aclIntArray *stride,
+                   const aclIntArray *padding, const aclIntArray *dilation,
+                   const aclTensor *gradInput);
+
 /* ---- max-scatter: t[0]=gradOutput, t[1]=indices, t[2]=gradInput, t[3]=self ---- */
 enum { ACC_FP32 = 0,   /* fp32 accumulation, one rounding at the end */
        ACC_DTYPE = 1,  /* AdaptiveMaxPool2d on 950: atomic adds in the tensor dtype */

@@ -9,13 +9,13 @@
 #include "acl/acl.h"
 
 typedef struct {
-    int value;        /* aclDataType */
+    int value;        /* aclDataType (first member: swc_find_row) */
     const char *name; /* GE name: aclnn messages print these (acl_abi.md 3.1 note) */
     size_t size;      /* bytes per element; 1 for sub-byte types, 0 when not a tensor dtype */
 } swc_dtype_row;
 
 typedef struct {
-    int value;        /* aclFormat */
+    int value;        /* aclFormat (first member: swc_find_row) */
     const char *name; /* without the ACL_FORMAT_ prefix, as case files and messages spell it */
     int is_private;   /* opbase op::IsPrivateFormat (MaxPool2d spec #14) */
 } swc_format_row;
@@ -63,23 +63,29 @@ static inline const swc_format_row *swc_format_table(int *n)
     return rows;
 }
 
-/* the row of a dtype, or NULL when the value is not an aclDataType */
-static inline const swc_dtype_row *swc_dtype(int dt)
+/* Both row types start with their enum value, so one search serves both tables (a
+ * pointer to a struct may be read as a pointer to its first member). */
+static inline const void *swc_find_row(const void *rows, int n, size_t row_size, int value)
 {
-    int n;
-    const swc_dtype_row *r = swc_dtype_table(&n);
-    for (int i = 0; i < n; i++)
-        if (r[i].value == dt) return &r[i];
+    for (int i = 0; i < n; i++) {
+        const void *r = (const char *)rows + (size_t)i * row_size;
+        if (*(const int *)r == value) return r;
+    }
     return NULL;
 }
 
+/* the row of a dtype / format, or NULL when the value is not one */
+static inline const swc_dtype_row *swc_dtype(int dt)
+{
+    int n;
+    const swc_dtype_row *rows = swc_dtype_table(&n);
+    return (const swc_dtype_row *)swc_find_row(rows, n, sizeof *rows, dt);
+}
 static inline const swc_format_row *swc_format(int f)
 {
     int n;
-    const swc_format_row *r = swc_format_table(&n);
-    for (int i = 0; i < n; i++)
-        if (r[i].value == f) return &r[i];
-    return NULL;
+    const swc_format_row *rows = swc_format_table(&n);
+    return (const swc_format_row *)swc_find_row(rows, n, sizeof *rows, f);
 }
 
 static inline size_t swc_dtype_size(int dt) { return swc_dtype(dt) ? swc_dtype(dt)->size : 0; }
