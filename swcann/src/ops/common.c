@@ -457,8 +457,6 @@ int64_t ld_i(const lt5 *t, int64_t el)
     }
 }
 
-/* An index outside [0, limit) would make the real kernel access memory out of bounds:
- * AI Core exception, and nothing is written. ext: the (N,C,D,H,W) extent to scan. */
 int indices_in_range(const lt5 *ix, const int64_t ext[5], int as_i32, int64_t limit,
                      void *stream, const char *api, const char *range, const char *access)
 {
