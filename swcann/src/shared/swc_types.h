@@ -23,20 +23,34 @@ typedef struct {
 static inline const swc_dtype_row *swc_dtype_table(int *n)
 {
     static const swc_dtype_row rows[] = {
-        {ACL_DT_UNDEFINED, "DT_UNDEFINED", 0}, {ACL_FLOAT, "DT_FLOAT", 4},
-        {ACL_FLOAT16, "DT_FLOAT16", 2},       {ACL_INT8, "DT_INT8", 1},
-        {ACL_INT32, "DT_INT32", 4},           {ACL_UINT8, "DT_UINT8", 1},
-        {ACL_INT16, "DT_INT16", 2},           {ACL_UINT16, "DT_UINT16", 2},
-        {ACL_UINT32, "DT_UINT32", 4},         {ACL_INT64, "DT_INT64", 8},
-        {ACL_UINT64, "DT_UINT64", 8},         {ACL_DOUBLE, "DT_DOUBLE", 8},
-        {ACL_BOOL, "DT_BOOL", 1},             {ACL_STRING, "DT_STRING", 0},
-        {ACL_COMPLEX64, "DT_COMPLEX64", 8},   {ACL_COMPLEX128, "DT_COMPLEX128", 16},
-        {ACL_BF16, "DT_BFLOAT16", 2},         {ACL_INT4, "DT_INT4", 1},
-        {ACL_UINT1, "DT_UINT1", 1},           {ACL_COMPLEX32, "DT_COMPLEX32", 4},
-        {ACL_HIFLOAT8, "DT_HIFLOAT8", 1},     {ACL_FLOAT8_E5M2, "DT_FLOAT8_E5M2", 1},
-        {ACL_FLOAT8_E4M3FN, "DT_FLOAT8_E4M3FN", 1}, {ACL_FLOAT8_E8M0, "DT_FLOAT8_E8M0", 1},
-        {ACL_FLOAT6_E3M2, "DT_FLOAT6_E3M2", 1}, {ACL_FLOAT6_E2M3, "DT_FLOAT6_E2M3", 1},
-        {ACL_FLOAT4_E2M1, "DT_FLOAT4_E2M1", 1}, {ACL_FLOAT4_E1M2, "DT_FLOAT4_E1M2", 1},
+        {ACL_DT_UNDEFINED,  "DT_UNDEFINED",     0},
+        {ACL_FLOAT,         "DT_FLOAT",         4},
+        {ACL_FLOAT16,       "DT_FLOAT16",       2},
+        {ACL_INT8,          "DT_INT8",          1},
+        {ACL_INT32,         "DT_INT32",         4},
+        {ACL_UINT8,         "DT_UINT8",         1},
+        {ACL_INT16,         "DT_INT16",         2},
+        {ACL_UINT16,        "DT_UINT16",        2},
+        {ACL_UINT32,        "DT_UINT32",        4},
+        {ACL_INT64,         "DT_INT64",         8},
+        {ACL_UINT64,        "DT_UINT64",        8},
+        {ACL_DOUBLE,        "DT_DOUBLE",        8},
+        {ACL_BOOL,          "DT_BOOL",          1},
+        {ACL_STRING,        "DT_STRING",        0},
+        {ACL_COMPLEX64,     "DT_COMPLEX64",     8},
+        {ACL_COMPLEX128,    "DT_COMPLEX128",    16},
+        {ACL_BF16,          "DT_BFLOAT16",      2},
+        {ACL_INT4,          "DT_INT4",          1},
+        {ACL_UINT1,         "DT_UINT1",         1},
+        {ACL_COMPLEX32,     "DT_COMPLEX32",     4},
+        {ACL_HIFLOAT8,      "DT_HIFLOAT8",      1},
+        {ACL_FLOAT8_E5M2,   "DT_FLOAT8_E5M2",   1},
+        {ACL_FLOAT8_E4M3FN, "DT_FLOAT8_E4M3FN", 1},
+        {ACL_FLOAT8_E8M0,   "DT_FLOAT8_E8M0",   1},
+        {ACL_FLOAT6_E3M2,   "DT_FLOAT6_E3M2",   1},
+        {ACL_FLOAT6_E2M3,   "DT_FLOAT6_E2M3",   1},
+        {ACL_FLOAT4_E2M1,   "DT_FLOAT4_E2M1",   1},
+        {ACL_FLOAT4_E1M2,   "DT_FLOAT4_E1M2",   1},
     };
     *n = (int)(sizeof rows / sizeof rows[0]);
     return rows;
@@ -45,19 +59,14 @@ static inline const swc_dtype_row *swc_dtype_table(int *n)
 static inline const swc_format_row *swc_format_table(int *n)
 {
     static const swc_format_row rows[] = {
-        {ACL_FORMAT_UNDEFINED, "UNDEFINED", 0}, {ACL_FORMAT_NCHW, "NCHW", 0},
-        {ACL_FORMAT_NHWC, "NHWC", 0},           {ACL_FORMAT_ND, "ND", 0},
-        {ACL_FORMAT_NC1HWC0, "NC1HWC0", 1},     {ACL_FORMAT_FRACTAL_Z, "FRACTAL_Z", 1},
-        {ACL_FORMAT_NC1HWC0_C04, "NC1HWC0_C04", 1}, {ACL_FORMAT_HWCN, "HWCN", 0},
-        {ACL_FORMAT_NDHWC, "NDHWC", 0},         {ACL_FORMAT_FRACTAL_NZ, "FRACTAL_NZ", 1},
-        {ACL_FORMAT_NCDHW, "NCDHW", 0},         {ACL_FORMAT_NDC1HWC0, "NDC1HWC0", 1},
-        {ACL_FRACTAL_Z_3D, "FRACTAL_Z_3D", 1},  {ACL_FORMAT_NC, "NC", 0},
-        {ACL_FORMAT_NCL, "NCL", 0},
-        {ACL_FORMAT_FRACTAL_NZ_C0_16, "FRACTAL_NZ_C0_16", 1},
-        {ACL_FORMAT_FRACTAL_NZ_C0_32, "FRACTAL_NZ_C0_32", 1},
-        {ACL_FORMAT_FRACTAL_NZ_C0_2, "FRACTAL_NZ_C0_2", 1},
-        {ACL_FORMAT_FRACTAL_NZ_C0_4, "FRACTAL_NZ_C0_4", 1},
-        {ACL_FORMAT_FRACTAL_NZ_C0_8, "FRACTAL_NZ_C0_8", 1},
+#define SWC_F(name, private_) {ACL_FORMAT_##name, #name, private_} /* name spelled once */
+        SWC_F(UNDEFINED, 0), SWC_F(NCHW, 0), SWC_F(NHWC, 0), SWC_F(ND, 0),
+        SWC_F(NC1HWC0, 1), SWC_F(FRACTAL_Z, 1), SWC_F(NC1HWC0_C04, 1), SWC_F(HWCN, 0),
+        SWC_F(NDHWC, 0), SWC_F(FRACTAL_NZ, 1), SWC_F(NCDHW, 0), SWC_F(NDC1HWC0, 1),
+        {ACL_FRACTAL_Z_3D, "FRACTAL_Z_3D", 1}, /* this enum name lacks FORMAT_ (acl_abi.md 3.2) */
+        SWC_F(NC, 0), SWC_F(NCL, 0), SWC_F(FRACTAL_NZ_C0_16, 1), SWC_F(FRACTAL_NZ_C0_32, 1),
+        SWC_F(FRACTAL_NZ_C0_2, 1), SWC_F(FRACTAL_NZ_C0_4, 1), SWC_F(FRACTAL_NZ_C0_8, 1),
+#undef SWC_F
     };
     *n = (int)(sizeof rows / sizeof rows[0]);
     return rows;
