@@ -107,6 +107,24 @@ def test_exports_only_api(root):
     assert opapi == ops, f"exported but declared in no include/aclnnop header: {sorted(opapi - ops)}"
 
 
+def test_each_op_source_includes_its_own_header():
+    """So the compiler checks every definition against its declaration."""
+    define = re.compile(r"ACL_FUNC_VISIBILITY\s+aclnnStatus\s+(aclnn\w+)\s*\(")
+    headers = {h.name: set(define.findall(h.read_text()))
+               for h in (REPO / "swcann" / "include" / "aclnnop").glob("*.h")}
+    sources = sorted((REPO / "swcann" / "src" / "ops").glob("*.c")) + sorted(TOY_OP_DIR.glob("*.c"))
+    ops = [src for src in sources if define.search(src.read_text())]
+    assert len(ops) >= 6
+    for src in ops:
+        text = src.read_text()
+        defined = set(define.findall(text))
+        beside = {h.name: set(define.findall(h.read_text())) for h in src.parent.glob("*.h")}
+        own = [h for h, names in {**headers, **beside}.items() if defined <= names]
+        assert own, f"{src.name}: no header declares all of its entry points"
+        assert any(f'#include "aclnnop/{h}"' in text or f'#include "{h}"' in text for h in own), \
+            f"{src.name} does not include its own header ({', '.join(own)})"
+
+
 # prints the C side's one dtype/format table, compiled from the header the libraries use
 _TABLE_DUMP = r"""
 #include <stdio.h>
@@ -431,8 +449,8 @@ def test_op_directory_adds_an_operator(tmp_path, monkeypatch):
         assert r.returncode == 0, r.stderr
         lines = dict(l.split(" ", 1) for l in r.stdout.splitlines())
         assert lines["values"] == "1.5 -2.0 3.25"
-        assert lines["mismatch"].startswith("161002 EZ1001") and \
-            "[aclnnToyIdentity] check T4 failed: out dtype DT_FLOAT16 != self dtype DT_FLOAT" in lines["mismatch"]
+        want = "[aclnnToyIdentity] check T4 failed: out dtype DT_FLOAT16 != self dtype DT_FLOAT"
+        assert lines["mismatch"].startswith("161002 EZ1001") and want in lines["mismatch"]
         # the automatic build reads $SWCANN_OP_DIRS; the hash covers the op's source
         monkeypatch.setenv(swbuild.OP_DIRS_ENV, os.pathsep.join(["", str(op_dir)]))
         assert swbuild.build() == root
