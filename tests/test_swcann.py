@@ -4,6 +4,7 @@ clear error for a broken compiler, its dtype/format table against the harness's,
 and an operator added from a directory outside swcann/src/ops/."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -160,8 +161,7 @@ def _c_type_tables(tmp_path: Path) -> tuple[dict, dict]:
 
 def test_c_type_table_matches_python(tmp_path):
     c_dtypes, c_formats = _c_type_tables(tmp_path)
-    for name in dtypes.BY_NAME:
-        d = dtypes.lookup(name)
+    for name, d in dtypes.BY_NAME.items():
         assert c_dtypes.get(d.acl) == (d.ge_name, d.itemsize), (name, d.acl, c_dtypes.get(d.acl))
     assert {name: value for value, (name, _) in c_formats.items()} == formats.FORMATS
     assert len(c_dtypes) == 28 and c_dtypes[-1][0] == "DT_UNDEFINED"  # every acl_abi.md 3.1 value
@@ -175,7 +175,7 @@ def test_c_type_table_check_fails_on_disagreement(tmp_path, monkeypatch):
         test_c_type_table_matches_python(tmp_path)
     monkeypatch.undo()
     bf16 = dtypes.lookup("bfloat16")
-    monkeypatch.setitem(dtypes.BY_NAME, "bfloat16", dtypes.DType("bfloat16", bf16.torch, 28, bf16.ge_name))
+    monkeypatch.setitem(dtypes.BY_NAME, "bfloat16", dataclasses.replace(bf16, acl=28))
     with pytest.raises(AssertionError):
         test_c_type_table_matches_python(tmp_path)
 
