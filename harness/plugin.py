@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from . import backends, families
+from . import backends, families, preflight
 from .casefile import Case, load
 from .errors import CaseFileError, HarnessConfigError
 from .backends.base import banner
@@ -40,7 +40,11 @@ def pytest_addoption(parser):
     g.addoption("--no-sw-fallback", action="store_true",
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
     g.addoption("--deterministic", action="store_true",
-                help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
+                help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
+                     "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt)")
+    g.addoption("--no-reexec", action="store_true",
+                help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
+                     "instead of re-executing with it applied")
 
 
 class _Config:
@@ -67,6 +71,7 @@ def pytest_configure(config):
         _Config(config)
     except families.UnknownSocError as e:
         raise pytest.UsageError(str(e)) from None
+    preflight.check_environment(config, _runs_cases(config))   # may re-exec with set_env.sh applied
 
 
 def get_backend(config):
@@ -203,7 +208,11 @@ def _recorder(config, props: dict) -> Recorder:
     (under xdist the controller has no backend of its own)."""
     recorder = config.stash.get(_RECORDER, None)
     if recorder is None:
-        properties = {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
+        # provenance comes from the backend this process loaded (the controller loads one whenever cases
+        # run), never from what a case happened to record: a case that errored first records nothing
+        backend = config.stash.get(_BACKEND, None)
+        properties = backend.info.as_properties() if backend is not None else \
+            {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
         directory = config.getoption("report_dir") or Path(str(config.rootpath)) / "reports" / \
             f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
         recorder = config.stash[_RECORDER] = Recorder(Path(directory), banner(properties), properties)
@@ -238,7 +247,8 @@ def pytest_runtest_logreport(report):
         if report.failed and record.get("outcome") == "passed":   # raised after judging
             record["outcome"], record["reason"] = "error", _one_line(report)
     else:                                                        # raised before judging
-        record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error", "reason": _one_line(report)}
+        record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error", "reason": _one_line(report),
+                  "backend": recorder.properties}
     recorder.add(record)
 
 
