@@ -208,11 +208,10 @@ def _recorder(config, props: dict) -> Recorder:
     (under xdist the controller has no backend of its own)."""
     recorder = config.stash.get(_RECORDER, None)
     if recorder is None:
-        # provenance comes from the backend this process loaded (the controller loads one whenever cases
-        # run), never from what a case happened to record: a case that errored first records nothing
-        backend = config.stash.get(_BACKEND, None)
-        properties = backend.info.as_properties() if backend is not None else \
-            {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
+        # provenance comes from the backend of this run (loaded here if the controller has none yet; same
+        # options, same backend as the workers'), never from what a case happened to record: a case that
+        # errored before judging records nothing
+        properties = get_backend(config).info.as_properties()
         directory = config.getoption("report_dir") or Path(str(config.rootpath)) / "reports" / \
             f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
         recorder = config.stash[_RECORDER] = Recorder(Path(directory), banner(properties), properties)
