@@ -15,7 +15,9 @@ import os
 
 FLAGS = os.RTLD_LAZY | os.RTLD_GLOBAL
 
-_libc = ctypes.CDLL(None)       # the process's own symbols: libc's dlopen and dlerror
+_libc = ctypes.CDLL(None)       # the process's own symbols: libc's dlopen and dlerror (glibc >= 2.34)
+if not hasattr(_libc, "dlopen"):      # older glibc keeps them in libdl
+    _libc = ctypes.CDLL("libdl.so.2")
 _dlopen = _libc.dlopen
 _dlopen.restype, _dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
 _dlerror = _libc.dlerror
