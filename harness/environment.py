@@ -75,7 +75,7 @@ def prepare_process(no_sw_fallback: bool, allow_reexec: bool = True, before_exec
         return
     script = setenv.set_env_script(root)
     applied = os.environ.get(setenv.APPLIED_MARK)
-    if applied:         # we are the re-exec'd process and it still does not hold: do not loop
+    if applied and applied == str(script):   # we are the re-exec'd process and it still does not hold: no loop
         raise HarnessConfigError(f"{setenv.not_applied_message(root)} [this process was already re-executed "
                                  f"with {applied} applied]")
     if script is None or not allow_reexec or os.environ.get(NO_REEXEC_VAR) == "1":

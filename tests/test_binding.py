@@ -355,6 +355,7 @@ def test_fallback_builds_software_cann(swcann_root):
 @pytest.mark.parametrize("soc_name, family", [
     ("Ascend910ProB", "ascend910"),
     ("Ascend910B", "ascend910"),   # bare name: the old training part, not A2
+    ("Ascend910_9599", "ascend950"),   # the 950 family's older name: the run starts (acl_abi.md 1.8)
 ])
 def test_full_soc_name_reaches_family(swcann_root, soc_name, family):
     """The SoC name the library reports decides the family (the bare Ascend910B is NOT A2)."""

@@ -355,12 +355,12 @@ ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *va
     return ACL_SUCCESS;
 }
 
-/* effective determinism for the calling thread: context value, else process value */
+/* determinism as the op library sees it: current opbase reads the process-level option
+ * (aclrtGetSysParamOpt, acl_abi.md 1.8), so a context-level setting alone does not count */
 int64_t core_deterministic(void)
 {
     pthread_mutex_lock(&g_lock);
-    int d = cur_dev_locked();
-    int64_t v = (d >= 0 && g_ctxopt_set[d][0]) ? g_ctxopt[d][0] : (g_sysopt_set[0] ? g_sysopt[0] : 0);
+    int64_t v = g_sysopt_set[0] ? g_sysopt[0] : 0;
     pthread_mutex_unlock(&g_lock);
     return v;
 }
