@@ -47,14 +47,6 @@ def _library_lines(path: Path, ld_now: list[str], ld_applied: list[str] | None) 
     return lines
 
 
-def _libraries(root: Path) -> list[Path]:
-    tried: list[str] = []
-    runtime = [p for p in (loader._find_first(root, (n,), tried) for n in loader.RUNTIME_NAMES) if p]
-    nnopbase = loader._find_first(root, (loader.NNOPBASE_NAME,), tried)
-    split, fallbacks = loader.op_library_candidates(root, tried)
-    return runtime + ([nnopbase] if nnopbase else []) + split + fallbacks
-
-
 def _probe(env: dict[str, str]) -> dict:
     """SoC name, family, device count as the runtime reports them, from a child with `env`."""
     code = "from harness.doctor import probe_main; probe_main()"
@@ -134,8 +126,9 @@ def report(build: bool = True) -> list[str]:
         except HarnessConfigError as e:
             lines.append(f"sourcing set_env.sh: {e}")
     ld_applied = [p for p in applied_env.get("LD_LIBRARY_PATH", "").split(":") if p] if applied_env else None
-    lines.append("libraries (in the order the loader opens them; later op libraries only when needed):")
-    libs = _libraries(root)
+    lines.append("libraries (search order: the first runtime name found, nnopbase, every libopapi_*.so; "
+                 "the older op libraries only while an entry point is missing):")
+    libs = loader.library_paths(root)
     for path in libs:
         lines += _library_lines(path, ld_now, ld_applied)
     if not libs:

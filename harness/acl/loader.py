@@ -96,6 +96,16 @@ def op_library_candidates(root: Path, tried: list[str]) -> tuple[list[Path], lis
     return split, fallbacks
 
 
+def library_paths(root: Path) -> list[Path]:
+    """Every library load() could open from `root`, in its order: the runtime names, nnopbase,
+    then the op libraries (for the doctor, which inspects them without loading)."""
+    tried: list[str] = []
+    runtime = [p for p in (_find_first(root, (n,), tried) for n in RUNTIME_NAMES) if p]
+    nnopbase = [p for p in (_find_first(root, (NNOPBASE_NAME,), tried),) if p]
+    split, fallbacks = op_library_candidates(root, tried)
+    return runtime + nnopbase + split + fallbacks
+
+
 @dataclass
 class Libraries:
     root: Path
