@@ -350,3 +350,10 @@ def test_doctor_with_set_env_applied(root):
     assert "SoC (in this environment): Ascend910_9599 -> family ascend950" in out     # the family's older name
     assert "devices: 2 " in out and "ASCEND_RT_VISIBLE_DEVICES=1,3" in out
     assert f"would: load {root} directly and run on the SOFTWARE CANN" in out
+
+
+def test_banner_says_hardware_only_when_a_backend_said_so():
+    from harness.backends.base import banner
+    assert banner({}).startswith("UNKNOWN PROVENANCE")                 # no backend facts: never HARDWARE
+    assert banner({"simulated": "true", "backend": "aclnn"}).startswith("SIMULATED (not hardware): backend=aclnn")
+    assert banner({"simulated": "false", "backend": "aclnn"}).startswith("HARDWARE: backend=aclnn")
