@@ -1,26 +1,29 @@
-"""pytest plugin: collects cases/*.yaml as test items and runs them on a backend.
+"""pytest glue: collects cases/*.yaml as test items and runs them on a backend.
 
 The pattern is pytest's own "YAML test files" example: a File collector per
-case file and one Item per expanded case. Options select the backend, the
-device, the SoC family under test, the tier and where reports go.
+case file and one Item per expanded case. The command line is read once into
+RunSettings (in the stash); a CaseSession object holds the per-process state
+(backend, recorder) and implements the hooks that need it.
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from . import backends, families, preflight
-from .casefile import Case, load
-from .errors import CaseFileError, HarnessConfigError
+from . import backends, families, preflight, provenance
 from .backends.base import banner
+from .errors import CaseFileError, HarnessConfigError
+from .judge import load_case_file
+from .judge.cache import GoldenCache
+from .judge.runner import run_case
+from .model import Case
 from .report import Recorder
-from .runner import run_case
 
-_BACKEND = pytest.StashKey()
-_RECORDER = pytest.StashKey()
+_SESSION = pytest.StashKey()
 
 
 def pytest_addoption(parser):
@@ -39,6 +42,11 @@ def pytest_addoption(parser):
                 help="which case tiers to run (default: default; slow tiers are opt-in)")
     g.addoption("--no-sw-fallback", action="store_true",
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
+    g.addoption("--golden-cache", default=None, metavar="DIR",
+                help="keep every case's inputs and golden in DIR (keyed by the case, the golden's source and the "
+                     "torch/numpy versions; damaged entries are recomputed) and reuse them on later runs")
+    g.addoption("--prepare-only", action="store_true",
+                help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
                 help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
                      "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt)")
@@ -47,17 +55,34 @@ def pytest_addoption(parser):
                      "instead of re-executing with it applied")
 
 
-class _Config:
-    """Backend settings read from the command line."""
+@dataclass(frozen=True)
+class RunSettings:
+    """The command line, read once. Backends take their settings from here."""
+    backend: str
+    device: str | None
+    family: str | None        # --soc
+    no_sw_fallback: bool
+    deterministic: bool
+    tier: str
+    report_dir: str | None
+    worker: str | None        # xdist worker id; None in the controller or without xdist
+    golden_cache: str | None
+    prepare_only: bool
 
-    def __init__(self, config):
-        self.backend = config.getoption("backend")
-        self.device = config.getoption("device")
+    @classmethod
+    def from_config(cls, config) -> "RunSettings":
+        if config.getoption("prepare_only") and not config.getoption("golden_cache"):
+            raise pytest.UsageError("--prepare-only needs --golden-cache DIR (where the prepared data goes)")
         soc = config.getoption("soc")
-        self.family = families.check_family(soc) if soc else None
-        self.no_sw_fallback = config.getoption("no_sw_fallback")
-        self.deterministic = config.getoption("deterministic")
-        self.worker = getattr(config, "workerinput", {}).get("workerid")
+        try:
+            family = families.check_family(soc) if soc else None
+        except families.UnknownSocError as e:
+            raise pytest.UsageError(str(e)) from None
+        return cls(config.getoption("backend"), config.getoption("device"), family,
+                   config.getoption("no_sw_fallback"), config.getoption("deterministic"),
+                   config.getoption("tier"), config.getoption("report_dir"),
+                   getattr(config, "workerinput", {}).get("workerid"),
+                   config.getoption("golden_cache"), config.getoption("prepare_only"))
 
 
 def pytest_configure(config):
@@ -66,39 +91,11 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
     for fam in families.FAMILIES:
         config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
-    _STATE["config"] = config
-    try:
-        _Config(config)
-    except families.UnknownSocError as e:
-        raise pytest.UsageError(str(e)) from None
-    preflight.check_environment(config, _runs_cases(config))   # may re-exec with set_env.sh applied
-
-
-def get_backend(config):
-    """One backend per process (each xdist worker has its own), created on first use."""
-    backend = config.stash.get(_BACKEND, None)
-    if backend is None:
-        try:
-            backend = backends.create(config.getoption("backend"), _Config(config))
-        except HarnessConfigError as e:
-            raise pytest.UsageError(str(e)) from None
-        config.stash[_BACKEND] = backend
-    return backend
-
-
-def _runs_cases(config) -> bool:
-    """True when the command line points at case files (not at the harness's own tests)."""
-    for arg in config.args:
-        path = Path(str(arg).split("::")[0])
-        if path.suffix in (".yaml", ".yml") or path.name == "cases" or (path / "cases").is_dir() and path.resolve() == Path(str(config.rootpath)).resolve():
-            return True
-    return False
-
-
-def pytest_report_header(config):
-    if config.getoption("collectonly") or not _runs_cases(config):
-        return None
-    return get_backend(config).info.banner()
+    session = CaseSession(config, RunSettings.from_config(config))
+    config.stash[_SESSION] = session
+    config.pluginmanager.register(session, "aclnn-case-session")
+    if not session.settings.prepare_only:
+        preflight.check_environment(config, _runs_cases(config))   # may re-exec with set_env.sh applied
 
 
 def pytest_collect_file(parent, file_path):
@@ -107,10 +104,154 @@ def pytest_collect_file(parent, file_path):
     return None
 
 
+class CaseSession:
+    """Per-process state: the backend (opened on first use, never in the xdist controller)
+    and the recorder (only in the controller, or the one process without xdist)."""
+
+    def __init__(self, config, settings: RunSettings):
+        self.config, self.settings = config, settings
+        self._backend = None
+        self.recorder: Recorder | None = None
+        self.cache = GoldenCache(settings.golden_cache) if settings.golden_cache else None
+        self.is_controller = not hasattr(config, "workerinput")
+
+    def backend(self):
+        if self._backend is None:
+            try:
+                self._backend = backends.create(self.settings.backend, self.settings)
+            except HarnessConfigError as e:
+                raise pytest.UsageError(str(e)) from None
+        return self._backend
+
+    # ------------------------------------------------------------ hooks
+
+    def pytest_report_header(self, config):
+        if config.getoption("collectonly") or not _runs_cases(config):
+            return None
+        return backends.preview(self.settings.backend, self.settings)
+
+    def pytest_collection_modifyitems(self, config, items):
+        family = self.settings.family
+        if self.settings.backend == "aclnn" and not config.getoption("collectonly") \
+                and not self.settings.prepare_only and any(hasattr(i, "case") for i in items):
+            family = self.backend().info.family       # the library's family decides what applies
+        keep, drop = [], []
+        for item in items:
+            case = getattr(item, "case", None)
+            if case is None or (self.settings.tier in ("all", case.tier)
+                                and (family is None or family in case.families)):
+                keep.append(item)
+            else:
+                drop.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        if hasattr(item, "case") and not self.settings.prepare_only:
+            provenance.attach(report, self.backend)     # also when the case errored before judging
+
+    def pytest_runtest_logreport(self, report):
+        """Record each case once: its judged outcome, or the error that stopped it."""
+        props = dict(report.user_properties)
+        if "case_id" not in props and report.failed and ".yaml::" in report.nodeid:
+            # a worker that crashed (segfault, abort in the library) sends a bare report: keep it
+            props = self._crashed_case(report.nodeid)
+        if "case_id" not in props or not (report.when == "call" or report.failed):
+            return
+        if not self.is_controller or self.settings.prepare_only:   # workers forward; nothing judged
+            return
+        recorder = self._recorder(props)
+        if "outcome" in props:
+            record = json.loads(props["outcome"])
+            if report.failed and record.get("outcome") == "passed":   # raised after judging
+                record["outcome"], record["reason"] = "error", _one_line(report)
+        else:                                                        # raised before judging
+            record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error",
+                      "reason": _one_line(report), "backend": recorder.properties}
+        recorder.add(record)
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        if self.cache is not None and self.cache.hits + self.cache.misses:
+            c = self.cache       # this process's use (under xdist each worker has its own)
+            terminalreporter.write_line(f"golden cache {c.dir}: {c.hits} hits, {c.misses} computed, "
+                                        f"{len(c.rejected)} damaged entries recomputed")
+            for line in c.rejected[:20]:
+                terminalreporter.write_line(f"  {line}")
+        if self.recorder is None:
+            return
+        directory = self.recorder.finish()
+        tr = terminalreporter
+        tr.section("aclnn conformance summary")
+        tr.write_line(self.recorder.banner)
+        for line in self.recorder.table():
+            tr.write_line(line)
+        if self.recorder.notes:
+            tr.write_line(f"{len(self.recorder.notes)} case(s) carry a note: a documented claim the code does "
+                          "not follow, or a deviation they target (summary.json)")
+        tr.write_line(f"reports: {directory}")
+
+    # ------------------------------------------------------------ helpers
+
+    def _recorder(self, props: dict) -> Recorder:
+        """Created on the first case result, from the backend facts that came with it
+        (under xdist the controller has no backend of its own)."""
+        properties = provenance.properties_of(props)
+        if self.recorder is None:
+            directory = self.settings.report_dir or Path(str(self.config.rootpath)) / "reports" / \
+                f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
+            self.recorder = Recorder(Path(directory), banner(properties), properties)
+            _add_junit_properties(self.config, properties)
+        elif provenance.lacks_backend(self.recorder.properties) and not provenance.lacks_backend(properties):
+            # the first report was a crashed worker's bare one: take the facts from the first that has them
+            self.recorder.properties.update(properties)
+            self.recorder.banner = banner(self.recorder.properties)
+            _add_junit_properties(self.config, properties)
+        return self.recorder
+
+    def _crashed_case(self, nodeid: str) -> dict:
+        file_part, _, name = nodeid.partition("::")
+        try:
+            op = yaml.safe_load((Path(str(self.config.rootpath)) / file_part).read_text())["op"]
+        except Exception:          # the record matters more than its op name
+            op = Path(file_part).stem
+        return {"case_id": f"{op}.{name}", "op": op}
+
+
+def _runs_cases(config) -> bool:
+    """True when the command line points at case files (not at the harness's own tests)."""
+    root = Path(str(config.rootpath)).resolve()
+    for arg in config.args:
+        path = Path(str(arg).split("::")[0])
+        if path.suffix in (".yaml", ".yml") or path.name == "cases" or \
+                (path / "cases").is_dir() and path.resolve() == root:
+            return True
+    return False
+
+
+def _add_junit_properties(config, properties: dict) -> None:
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - junitxml internals moved
+        return
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        for k, v in properties.items():
+            xml.add_global_property(k, v)
+
+
+def _one_line(report) -> str:
+    text = str(report.longrepr or "")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[-1][:500] if lines else "error"
+
+
 class CaseFile(pytest.File):
     def collect(self):
         try:
-            op, cases = load(self.path)
+            op, cases = load_case_file(self.path)
         except CaseFileError as e:
             # One failing item instead of a collection error: the other case
             # files still run, and the error is one line naming file/group/field.
@@ -128,7 +269,7 @@ class CaseFileErrorItem(pytest.Item):
         self.user_properties += [("case_id", f"{self.path.name}::case-file-error"), ("op", "(case file)")]
 
     def runtest(self):
-        for k, v in get_backend(self.config).info.as_properties().items():
+        for k, v in self.config.stash[_SESSION].backend().info.as_properties().items():
             self.user_properties.append((k, v))
         raise self.error
 
@@ -156,8 +297,12 @@ class CaseItem(pytest.Item):
             self.add_marker("slow")
 
     def runtest(self):
-        backend = get_backend(self.config)
-        outcome = run_case(self.case, backend, backend.info.family)
+        session = self.config.stash[_SESSION]
+        if session.settings.prepare_only:      # no device: inputs and golden into the cache only
+            session.cache.get(self.case, self.case.runs_numerics(session.settings.family))
+            return
+        backend = session.backend()
+        outcome = run_case(self.case, backend, backend.info.family, session.cache)
         self.user_properties.append(("outcome", json.dumps(outcome.to_dict(), default=str)))
         for k, v in backend.info.as_properties().items():
             self.user_properties.append((k, v))
@@ -176,109 +321,3 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, self.case.id
-
-
-def pytest_collection_modifyitems(config, items):
-    tier = config.getoption("tier")
-    family = _Config(config).family
-    if config.getoption("backend") == "aclnn" and not config.getoption("collectonly"):
-        family = get_backend(config).info.family
-    keep, drop = [], []
-    for item in items:
-        case = getattr(item, "case", None)
-        if case is None:
-            keep.append(item)
-            continue
-        tier_ok = tier == "all" or case.tier == tier
-        family_ok = family is None or family in case.families
-        (keep if tier_ok and family_ok else drop).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-
-
-# ------------------------------------------------------------------ reporting
-
-def _is_controller(config) -> bool:
-    return not hasattr(config, "workerinput")
-
-
-def _recorder(config, props: dict) -> Recorder:
-    """Created on the first case result, from the backend facts that came with it
-    (under xdist the controller has no backend of its own)."""
-    recorder = config.stash.get(_RECORDER, None)
-    if recorder is None:
-        # provenance comes from the backend of this run (loaded here if the controller has none yet; same
-        # options, same backend as the workers'), never from what a case happened to record: a case that
-        # errored before judging records nothing
-        properties = get_backend(config).info.as_properties()
-        directory = config.getoption("report_dir") or Path(str(config.rootpath)) / "reports" / \
-            f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
-        recorder = config.stash[_RECORDER] = Recorder(Path(directory), banner(properties), properties)
-        _add_junit_properties(config, properties)
-    return recorder
-
-
-def _add_junit_properties(config, properties: dict) -> None:
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:  # pragma: no cover - junitxml internals moved
-        return
-    xml = config.stash.get(xml_key, None)
-    if xml is not None:
-        for k, v in properties.items():
-            xml.add_global_property(k, v)
-
-
-def pytest_runtest_logreport(report):
-    """Record each case once: its judged outcome, or the error that stopped it."""
-    props = dict(report.user_properties)
-    if "case_id" not in props and report.failed and ".yaml::" in report.nodeid:
-        # a worker that crashed (segfault, abort in the library) sends a bare report: keep it
-        props = _crashed_case(report.nodeid)
-    if "case_id" not in props or not (report.when == "call" or report.failed):
-        return
-    if not _is_controller(_STATE["config"]):   # xdist workers forward reports; the controller records
-        return
-    recorder = _recorder(_STATE["config"], props)
-    if "outcome" in props:
-        record = json.loads(props["outcome"])
-        if report.failed and record.get("outcome") == "passed":   # raised after judging
-            record["outcome"], record["reason"] = "error", _one_line(report)
-    else:                                                        # raised before judging
-        record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error", "reason": _one_line(report),
-                  "backend": recorder.properties}
-    recorder.add(record)
-
-
-def _crashed_case(nodeid: str) -> dict:
-    file_part, _, name = nodeid.partition("::")
-    try:
-        op = yaml.safe_load((Path(str(_STATE["config"].rootpath)) / file_part).read_text())["op"]
-    except Exception:          # the record matters more than its op name
-        op = Path(file_part).stem
-    return {"case_id": f"{op}.{name}", "op": op}
-
-
-def _one_line(report) -> str:
-    text = str(report.longrepr or "")
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return lines[-1][:500] if lines else "error"
-
-
-_STATE: dict = {}
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    recorder = config.stash.get(_RECORDER, None)
-    if recorder is None:
-        return
-    directory = recorder.finish()
-    tr = terminalreporter
-    tr.section("aclnn conformance summary")
-    tr.write_line(recorder.banner)
-    for line in recorder.table():
-        tr.write_line(line)
-    if recorder.notes:
-        tr.write_line(f"{len(recorder.notes)} case(s) carry a note: a documented claim the code does not follow, or a deviation they target (summary.json)")
-    tr.write_line(f"reports: {directory}")

@@ -7,20 +7,11 @@ loses nothing already obtained. summary.json / summary.txt are written at the en
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-
-def _jsonable(obj):
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    return obj
+from .jsonsafe import jsonable
 
 
 class Recorder:
@@ -44,7 +35,7 @@ class Recorder:
         if outcome in ("failed", "error"):
             self.failures.append((record["case_id"], record.get("reason", "")))
         with self.results_path.open("a") as f:
-            f.write(json.dumps(_jsonable(record)) + "\n")
+            f.write(json.dumps(jsonable(record)) + "\n")
 
     def table(self) -> list[str]:
         cols = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
@@ -64,7 +55,7 @@ class Recorder:
                    "per_operator": {op: dict(c) for op, c in self.counts.items()},
                    "failures": [{"case_id": c, "reason": r} for c, r in self.failures],
                    "notes": [{"case_id": c, "note": n} for c, n in self.notes]}
-        (self.dir / "summary.json").write_text(json.dumps(_jsonable(summary), indent=2) + "\n")
+        (self.dir / "summary.json").write_text(json.dumps(jsonable(summary), indent=2) + "\n")
         text = [self.banner, *self.table()]
         if self.notes:
             text.append(f"{len(self.notes)} case(s) carry a note: a documented claim the code does not follow, or a deviation they target (summary.json)")

@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-import golden as golden_pkg
-
-from . import compare, inputs as inputs_mod
-from .backends.base import Backend, BackendInfo
-from .casefile import Case
+from .. import inputs as inputs_mod
+from ..backends.base import Backend, BackendInfo
+from ..model import Case
+from . import cache as cache_mod, compare
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 
@@ -53,13 +52,13 @@ def _untouched_outside_view(arg) -> bool:
     return bool((outside == fill).all())
 
 
-def run_case(case: Case, backend: Backend, family: str | None) -> Outcome:
+def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod.GoldenCache | None" = None) -> Outcome:
     start = time.perf_counter()
     info: BackendInfo = backend.info
     out = Outcome(case.id, case.op.name, "passed", family=family, note=case.note, check=case.check,
                   backend=info.as_properties())
     try:
-        out = _judge(case, backend, family, out)
+        out = _judge(case, backend, family, out, cache)
         deviation = case.deviation_on(info.backend)
         if deviation and out.outcome in ("failed", "passed"):
             # A known deviation of this backend: a failure is expected and reported as such.
@@ -75,19 +74,30 @@ def _fail(out: Outcome, reason: str) -> Outcome:
     return out
 
 
-def _judge(case: Case, backend: Backend, family: str | None, out: Outcome) -> Outcome:
-    skip = backend.supports(case)
+def _unsupported(case: Case, backend: Backend, family: str | None) -> str | None:
+    """Why `backend` cannot judge `case`, or None."""
+    if backend.reports_status:
+        return None
+    if case.kind == "invalid":
+        return f"invalid-parameter case: {backend.info.backend} has no equivalent of aclnn phase-1 status codes"
+    if not case.runs_numerics(family):
+        return f"no numeric expectation on {family or 'any family'} (status-only case)"
+    return None
+
+
+def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache) -> Outcome:
+    skip = _unsupported(case, backend, family)
     if skip:
         out.outcome, out.reason = "skipped", skip
         return out
     numerics = case.runs_numerics(family)
     out.expected_status = case.expected_status(family)
-    prepared = inputs_mod.prepare(case)
+    made = cache_mod.materials(case, numerics, cache)
+    prepared, expected = made.prepared, made.expected
     inputs = inputs_mod.mutate(case, prepared)
-    expected = golden_pkg.load(case.op.golden).golden(inputs, inputs_mod.attrs_of(case)) if numerics else None
     args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
     try:
-        result = backend.run(case, args)
+        result = backend.run(case.op.descriptor, args)
     finally:
         # even when run() raised: a leak must be blamed on this case, not the next one
         out.problems = backend.after_case()
