@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from . import backends, families
+from . import backends, families, preflight, provenance
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
 from .judge import load_case_file
@@ -48,7 +48,11 @@ def pytest_addoption(parser):
     g.addoption("--prepare-only", action="store_true",
                 help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
-                help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
+                help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
+                     "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt)")
+    g.addoption("--no-reexec", action="store_true",
+                help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
+                     "instead of re-executing with it applied")
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,8 @@ def pytest_configure(config):
     session = CaseSession(config, RunSettings.from_config(config))
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "aclnn-case-session")
+    if not session.settings.prepare_only:
+        preflight.check_environment(config, _runs_cases(config))   # may re-exec with set_env.sh applied
 
 
 def pytest_collect_file(parent, file_path):
@@ -141,6 +147,12 @@ class CaseSession:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        if hasattr(item, "case") and not self.settings.prepare_only:
+            provenance.attach(report, self.backend)     # also when the case errored before judging
+
     def pytest_runtest_logreport(self, report):
         """Record each case once: its judged outcome, or the error that stopped it."""
         props = dict(report.user_properties)
@@ -158,7 +170,7 @@ class CaseSession:
                 record["outcome"], record["reason"] = "error", _one_line(report)
         else:                                                        # raised before judging
             record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error",
-                      "reason": _one_line(report)}
+                      "reason": _one_line(report), "backend": recorder.properties}
         recorder.add(record)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
@@ -186,11 +198,16 @@ class CaseSession:
     def _recorder(self, props: dict) -> Recorder:
         """Created on the first case result, from the backend facts that came with it
         (under xdist the controller has no backend of its own)."""
+        properties = provenance.properties_of(props)
         if self.recorder is None:
-            properties = {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
             directory = self.settings.report_dir or Path(str(self.config.rootpath)) / "reports" / \
                 f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
             self.recorder = Recorder(Path(directory), banner(properties), properties)
+            _add_junit_properties(self.config, properties)
+        elif provenance.lacks_backend(self.recorder.properties) and not provenance.lacks_backend(properties):
+            # the first report was a crashed worker's bare one: take the facts from the first that has them
+            self.recorder.properties.update(properties)
+            self.recorder.banner = banner(self.recorder.properties)
             _add_junit_properties(self.config, properties)
         return self.recorder
 
