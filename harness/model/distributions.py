@@ -4,6 +4,7 @@ Drawing values from them is the inputs layer's job (harness/inputs/values.py).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 KINDS = ("uniform", "normal", "small_int", "constant")
@@ -45,11 +46,20 @@ def parse(name: str, spec: dict, named: dict[str, "Distribution"] | None = None)
     for key in required:
         if key not in params:
             raise ValueError(f"{kind} needs {key!r}")
+    for key, v in params.items():
+        if key not in required:
+            raise ValueError(f"{kind} takes {', '.join(required)}, not {key!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"{key} must be a finite number, got {v!r}")
+        if kind == "small_int" and not (isinstance(v, int) and abs(v) < 1 << 62):
+            raise ValueError(f"small_int {key} must be an integer below 2^62 in size, got {v!r}")
     if kind in ("uniform", "small_int") and not params["low"] <= params["high"]:
         raise ValueError(f"low {params['low']} > high {params['high']}")
+    if kind == "normal" and params["std"] < 0:
+        raise ValueError(f"std {params['std']} < 0")
     special = spec.get("special") or {}
     fraction = float(special.get("fraction", 0.0))
-    if not 0.0 <= fraction <= 1.0:
+    if not 0.0 <= fraction <= 1.0:     # also refuses nan
         raise ValueError(f"special.fraction {fraction} not in [0, 1]")
     values = tuple(str(v) for v in special.get("values", SPECIALS if fraction else ()))
     for v in values:
