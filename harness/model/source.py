@@ -20,10 +20,10 @@ happened, so the loader can name the group and the field.
 from __future__ import annotations
 
 import yaml
-from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
-from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
-from yaml.nodes import MappingNode, ScalarNode
+from yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
+                         StreamEndEvent)
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
 try:    # libyaml's event parser when PyYAML was built with it; the pure-Python one otherwise
@@ -69,95 +69,117 @@ def _scalar_text(node, limit=40) -> str:
     return repr(node.value if len(node.value) <= limit else node.value[:limit] + "...")
 
 
-class _BoundedComposer(Composer):
-    """PyYAML's composer with the bounds above; it keeps the path of keys to the node it composes."""
+class _BoundedComposer:
+    """Parser events -> YAML nodes, like PyYAML's Composer, but counting and refusing as it goes.
+
+    It keeps the path of keys and indices to the node being composed (for the error) and,
+    per anchor, the number of nodes the anchored node stands for once aliases are expanded.
+    """
 
     def __init__(self):
-        super().__init__()
+        self.anchors: dict = {}        # anchor -> node
+        self._sizes: dict = {}         # anchor -> node count with aliases expanded
+        self._open: set = set()        # anchors of collections still being composed
         self._path: list = []          # keys / indices from the root to the node being composed
         self._parents: list = []       # the collections along that path (partly composed)
-        self._open: set = set()        # anchors of the collections being composed (an alias to one = recursion)
-        self._size: dict = {}          # id(node) -> node count with aliases expanded
         self._total = 0
 
-    def _refuse(self, message, mark=None, path=None, node=None):
-        path = self._path if path is None else path
-        raise SourceProblem(message, path, _line(mark), self._group_name(path, node))
+    def get_single_node(self):
+        self.get_event()                                        # stream start
+        node = None
+        if not self.check_event(StreamEndEvent):
+            self.get_event()                                    # document start
+            node = self._node()
+            self.get_event()                                    # document end
+        if not self.check_event(StreamEndEvent):
+            self._refuse("more than one YAML document in the file", self.peek_event().start_mark)
+        self.get_event()
+        return node
 
-    def _group_name(self, path, node) -> str | None:
+    # ------------------------------------------------------------ errors
+
+    def _refuse(self, message, mark=None):
+        raise SourceProblem(message, self._path, _line(mark), self._group_name())
+
+    def _group_name(self) -> str | None:
         """The `name` of groups[i] when the path lies in it and the name was composed already."""
+        path = self._path
         if len(path) < 2 or path[0] != "groups" or not isinstance(path[1], int):
             return None
-        nodes = self._parents[2:3] or [node]
-        group = nodes[0]
+        group = (self._parents[2:3] or [None])[0]
         if isinstance(group, MappingNode):
             for key, value in group.value:
                 if isinstance(key, ScalarNode) and key.value == "name" and isinstance(value, ScalarNode):
                     return value.value
         return f"#{path[1]}"
 
-    def _count(self, n: int, event):
+    def _add(self, n: int, event):
         self._total += n
         if self._total > MAX_NODES:
-            self._refuse(f"the document expands to more than {MAX_NODES} nodes (aliases included)", event.start_mark)
+            self._refuse(f"the document expands to more than {MAX_NODES} nodes (aliases included)",
+                         event.start_mark)
 
-    def compose_node(self, parent, index):
-        if parent is not None:
-            self._path.append(index.value if isinstance(index, ScalarNode) else
-                              len(parent.value) if index is None else index)
-            self._parents.append(parent)
-        try:
-            return self._compose(parent, index)
-        finally:
-            if parent is not None:
-                self._path.pop()
-                self._parents.pop()
+    # ------------------------------------------------------------ composing
 
-    def _compose(self, parent, index):
-        event = self.peek_event()
+    def _node(self):
+        event = self.get_event()
+        anchor = event.anchor
         if isinstance(event, AliasEvent):
-            if event.anchor in self._open:
-                self._refuse(f"alias *{event.anchor} refers to a collection that contains it", event.start_mark)
-            node = super().compose_node(parent, index)       # raises on an undefined alias
-            self._count(self._size[id(node)], event)
-            return node
-        if isinstance(event, (SequenceStartEvent, MappingStartEvent)) and len(self._path) >= MAX_DEPTH:
-            self._refuse(f"nested more than {MAX_DEPTH} levels deep", event.start_mark)
+            if anchor in self._open:
+                self._refuse(f"alias *{anchor} refers to a collection that contains it", event.start_mark)
+            if anchor not in self.anchors:
+                self._refuse(f"alias *{anchor} is not defined before its use", event.start_mark)
+            self._add(self._sizes[anchor], event)
+            return self.anchors[anchor]
         before = self._total
-        node = super().compose_node(parent, index)
-        self._count(1, event)
-        if node.tag not in _ALLOWED_TAGS and node.tag != _MERGE_TAG:
-            short = node.tag[len(_TAG):] if node.tag.startswith(_TAG) else node.tag
-            self._refuse(f"a value of type {short!r} is not allowed here (quote it if it is text)", event.start_mark)
-        self._size[id(node)] = self._total - before
-        return node
-
-    def compose_sequence_node(self, anchor):
-        return self._composing(super().compose_sequence_node, anchor)
-
-    def compose_mapping_node(self, anchor):
-        node = self._composing(super().compose_mapping_node, anchor)
-        seen = {}
-        for key, _ in node.value:
-            if key.tag == _MERGE_TAG:
-                continue
-            if not isinstance(key, ScalarNode):
-                self._refuse(f"a mapping key must be a plain value, not a {key.id}", key.start_mark, node=node)
-            if key.value in seen:
-                self._refuse(f"duplicate key {_scalar_text(key)} (first at line {seen[key.value]})",
-                             key.start_mark, self._path + [key.value], node)
-            seen[key.value] = _line(key.start_mark)
-        return node
-
-    def _composing(self, compose, anchor):
-        """Compose a collection; while it is open, an alias to its anchor would make it contain itself."""
-        if anchor is None:
-            return compose(anchor)
-        self._open.add(anchor)
-        try:
-            return compose(anchor)
-        finally:
+        self._add(1, event)
+        if isinstance(event, ScalarEvent):
+            tag = event.tag if event.tag not in (None, "!") else self.resolve(ScalarNode, event.value,
+                                                                               event.implicit)
+            node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        else:
+            if len(self._path) >= MAX_DEPTH:
+                self._refuse(f"nested more than {MAX_DEPTH} levels deep", event.start_mark)
+            if anchor is not None:
+                self._open.add(anchor)
+            mapping = isinstance(event, MappingStartEvent)
+            kind = MappingNode if mapping else SequenceNode
+            tag = event.tag if event.tag not in (None, "!") else self.resolve(kind, None, event.implicit)
+            node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+            self._parents.append(node)
+            (self._items if mapping else self._elements)(node)
+            self._parents.pop()
+            node.end_mark = self.get_event().end_mark               # collection end
             self._open.discard(anchor)
+        if tag not in _ALLOWED_TAGS and tag != _MERGE_TAG:
+            short = tag[len(_TAG):] if tag.startswith(_TAG) else tag
+            self._refuse(f"a value of type {short!r} is not allowed here (quote it if it is text)",
+                         event.start_mark)
+        if anchor is not None:
+            self.anchors[anchor], self._sizes[anchor] = node, self._total - before
+        return node
+
+    def _elements(self, node):
+        while not self.check_event(SequenceEndEvent):
+            self._path.append(len(node.value))
+            node.value.append(self._node())
+            self._path.pop()
+
+    def _items(self, node):
+        first_line = {}
+        while not self.check_event(MappingEndEvent):
+            self._path.append(len(node.value))      # a key has no name until composed
+            key = self._node()
+            self._path[-1] = key.value if isinstance(key, ScalarNode) else len(node.value)
+            if not isinstance(key, ScalarNode):
+                self._refuse(f"a mapping key must be a plain value, not a {key.id}", key.start_mark)
+            if key.tag != _MERGE_TAG:
+                if key.value in first_line:
+                    self._refuse(f"duplicate key {_scalar_text(key)} (first at line {first_line[key.value]})",
+                                 key.start_mark)
+                first_line[key.value] = _line(key.start_mark)
+            node.value.append((key, self._node()))
+            self._path.pop()
 
 
 class _Loader(_BoundedComposer, *_PARSER_BASES, SafeConstructor, Resolver):
