@@ -207,6 +207,10 @@ def _is_int(v) -> bool:
 def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> list[Case]:
     name, m = g["name"], g["matrix"]
     w = Where(path, name, vocab)
+    count = math.prod(len(m[k]) for k in ("shape", "dtype", "index_dtype", "format", "layout", "values", "attrs")
+                      if k in m)
+    if count > MAX_CASES:       # before looking at any entry: the lists may be long
+        raise w.error(f"the matrix expands to {count} cases, more than {MAX_CASES}", "matrix")
     fams = w.families("families", g.get("families", op.families))
     status = w.status("status", g.get("status", 0), fams)
     standard = w.standard("standard", g.get("standard", op.standard))
@@ -222,9 +226,6 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
     dists = [w.distribution("matrix.values", v, named) for v in m.get("values", ["uniform"])]
     attr_sets = [w.attrs(f"matrix.attrs.{i}", a, op) for i, a in enumerate(m["attrs"])]
     devs = w.deviations(g)
-    count = math.prod(map(len, (shapes, dts, idts, fmts, lays, dists, attr_sets)))
-    if count > MAX_CASES:
-        raise w.error(f"the matrix expands to {count} cases, more than {MAX_CASES}", "matrix")
     cases = []
     for shape, dt, idt, fmt, lay, dist, attrs in itertools.product(shapes, dts, idts, fmts, lays, dists, attr_sets):
         case_name = ids.matrix_case_name(name, dt, idt, shape, attrs, fmt, lay, dist.name)
@@ -269,6 +270,8 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
     group_fams = w.families("families", g.get("families", op.families))
     checks = {c.id: c for c in op.checks}
     nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")}
+    if len(block["scenarios"]) > MAX_CASES:
+        raise w.error(f"{len(block['scenarios'])} scenarios, more than {MAX_CASES}", "invalid.scenarios")
     cases = []
     for i, sc in enumerate(block["scenarios"]):
         fld = f"invalid.scenarios.{i}"
