@@ -245,3 +245,9 @@ def test_collect_only_fails_on_a_broken_case_file(tmp_path):
     (cases / "broken.yaml").unlink()
     proc = subprocess.run(args + ["--collect-only"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_schema_is_a_valid_json_schema():
+    import jsonschema
+    from harness.model.load import _SCHEMA_PATH
+    jsonschema.Draft202012Validator.check_schema(yaml.safe_load(_SCHEMA_PATH.read_text()))
