@@ -339,9 +339,9 @@ def huge(rng, P):
         m["shape"] = [[1, 1, 1, i + 1] for i in range(101)]
         m["attrs"] = m["attrs"] * (expand.MAX_CASES // 101 // len(m["attrs"]) + 1)
         return _dump(doc), ("reject", group, ["the matrix expands to", "cases"])
-    if variant == 2:
-        g["invalid"]["scenarios"] = [{"status": 161002}] * (expand.MAX_CASES + 1)
-        return _dump(doc), ("reject", group, ["more than"])       # the node cap comes first
+    if variant == 2:             # more scenarios than the node cap allows (it comes before the case cap)
+        g["invalid"]["scenarios"] = [{"status": 161002}] * (source.MAX_NODES // 3 + 1)
+        return _dump(doc), ("reject", group, ["expands to more than"])
     if variant == 3:             # a long int_array: int arrays are bounded
         arrays = [p for p, v in _walk(doc) if "attrs" in p and isinstance(v, list) and p[0] == "groups"]
         if arrays:

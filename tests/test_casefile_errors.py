@@ -118,8 +118,8 @@ MISTAKES = [
      "matrix.attrs.0.kernelSize", "must fit int64"),
     ("int-array-too-long", lambda d: _matrix(d)["attrs"][0].update(padding=[0] * 65), "basic",
      "matrix.attrs.0.padding", "65 entries"),
-    ("matrix-too-big", lambda d: _matrix(d).update(shape=[[1, 1, 1, i + 1] for i in range(101)], dtype=["float32"] * 100),
-     "basic", "matrix", "expands to 10100 cases"),
+    ("matrix-too-big", lambda d: _matrix(d).update(shape=[[1, 1, 1, i + 1] for i in range(101)], dtype=["float32"] * 1000),
+     "basic", "matrix", "expands to 101000 cases"),
 ]
 MISTAKES = [m for m in MISTAKES if m[1] is not None]
 

@@ -23,7 +23,8 @@ INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 MAX_RANK = 32
 MAX_ELEMENTS = 1 << 27
 MAX_ARRAY_LEN = 64                 # int_array attributes
-MAX_CASES = 10_000                 # per file; the real files expand to 200-350
+MAX_CASES = 100_000                # per file: twice the synthetic 50,000-case file of benchmarks/bench_suite.py;
+                                   # the real files expand to 200-350
 # aclnnStatus values: 0 and the 161xxx (parameter), 361xxx (runtime), 561xxx (internal) ranges
 # (spec acl_abi.md 4.1); a phase-1 expectation outside them cannot come back from a library.
 STATUS_RANGES = (range(0, 1), range(161000, 162000), range(361000, 362000), range(561000, 562000))
@@ -270,8 +271,6 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
     group_fams = w.families("families", g.get("families", op.families))
     checks = {c.id: c for c in op.checks}
     nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")}
-    if len(block["scenarios"]) > MAX_CASES:
-        raise w.error(f"{len(block['scenarios'])} scenarios, more than {MAX_CASES}", "invalid.scenarios")
     cases = []
     for i, sc in enumerate(block["scenarios"]):
         fld = f"invalid.scenarios.{i}"
