@@ -1,4 +1,4 @@
-"""Read one case file: YAML, schema, the operator's description, then expansion.
+"""Read one case file: bounded YAML (source.py), schema, the operator's description, then expansion.
 
 `load(path, vocab)` returns (OpSpec, [Case]) or raises CaseFileError, whose
 str() is one line naming the file, the group and the field.

@@ -197,8 +197,7 @@ def decode(data: bytes) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise SourceProblem(f"not UTF-8: byte 0x{data[e.start]:02x} at line {line}, column {column}",
-                            line=line) from None
+        raise SourceProblem(f"not UTF-8: byte 0x{data[e.start]:02x} at line {line}, column {column}") from None
 
 
 def parse(text: str):
