@@ -251,3 +251,12 @@ def test_schema_is_a_valid_json_schema():
     import jsonschema
     from harness.model.load import _SCHEMA_PATH
     jsonschema.Draft202012Validator.check_schema(yaml.safe_load(_SCHEMA_PATH.read_text()))
+
+
+def test_special_file_is_refused_without_blocking(tmp_path):
+    """A FIFO named like a case file would block a plain open() forever."""
+    import os
+    fifo = tmp_path / "case.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(CaseFileError, match="not a regular file"):
+        load(fifo)

@@ -19,6 +19,8 @@ happened, so the loader can name the group and the field.
 """
 from __future__ import annotations
 
+import os
+
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
@@ -220,6 +222,8 @@ def parse(text: str):
 
 def read(path) -> str:
     """The text of a case file: at most MAX_BYTES, strict UTF-8. Raises SourceProblem or OSError."""
+    if os.path.exists(path) and not os.path.isfile(path):     # a FIFO or a device would block or never end
+        raise SourceProblem("not a regular file")
     with open(path, "rb") as f:
         data = f.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
