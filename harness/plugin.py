@@ -281,8 +281,15 @@ class CaseSession:
         tr = terminalreporter
         tr.section("aclnn conformance summary")
         tr.write_line(self.recorder.banner)
+        not_run: dict[str, int] = {}
         for record in self.recorder.serious():
-            tr.write_line(f"{record['status']:<8} {record['case_id']}: {record.get('reason', '')}"[:400])
+            reason = record.get("reason", "")
+            if reason.startswith("not run:"):       # a lost device: one line, not one per case
+                not_run[reason] = not_run.get(reason, 0) + 1
+            else:
+                tr.write_line(f"{record['status']:<8} {record['case_id']}: {reason}"[:400])
+        for reason, count in not_run.items():
+            tr.write_line(f"DEVICE LOST: {count} case(s) {reason}"[:600], red=True, bold=True)
         for line in self.recorder.table():
             tr.write_line(line)
         if self.recorder.notes:

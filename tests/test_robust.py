@@ -194,3 +194,27 @@ def test_two_runs_never_share_a_report_directory(tmp_path):
         runner.wait()
     kept = rep / "previous" / first_run / "results.jsonl"                   # moved aside, never overwritten
     assert [json.loads(x) for x in kept.read_text().splitlines()] == first
+
+
+def test_a_device_that_cannot_be_brought_back_stops_its_worker(tmp_path, monkeypatch):
+    """After a crash the fresh worker cannot open its device (here: the device id went away):
+    the remaining cases of that worker are not run and say why, instead of each failing."""
+    from harness.execution.supervisor import CaseExecutor
+    from harness.judge import load_case_file
+
+    _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4,)))
+    regular = [c for c in cases if c.group in ("before", "after")]
+    crashing = next(c for c in cases if c.group == "f289")
+    monkeypatch.setenv("SWCANN_FAULTS", _faults(f289="phase2_segv"))
+    executor = CaseExecutor({"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
+                             "deterministic": False, "worker": None})
+    try:
+        executor.start()
+        assert executor.run(regular[0], 60)["status"] == "PASS"
+        assert executor.run(crashing, 60)["status"] == "CRASH"
+        executor.settings["device"] = "7"              # what the replacement worker will find
+        lost = [executor.run(c, 60) for c in regular[1:4]]
+    finally:
+        executor.close()
+    assert [r["status"] for r in lost] == ["MISSING"] * 3
+    assert all(r["reason"].startswith("not run: device not usable after CRASH: --device 7") for r in lost), lost

@@ -56,6 +56,15 @@ def _recover(backend, outcome: dict) -> dict | None:
                 "error": f"{type(e).__name__}: {e}"[:1000]}
 
 
+def run_one(backend, case) -> tuple[dict, dict | None]:
+    """Judge one case; then, if it left the device in doubt, reset the device."""
+    try:
+        outcome = run_case(case, backend, backend.info.family).to_dict()
+    except Exception as e:
+        outcome = _outcome_of_exception(case, e)
+    return outcome, _recover(backend, outcome)
+
+
 def serve(channel: Channel) -> int:
     kind, settings = channel.recv()
     assert kind == "open", kind
@@ -72,12 +81,7 @@ def serve(channel: Channel) -> int:
             break
         if message[0] == "close":
             break
-        case = message[1]
-        try:
-            outcome = run_case(case, backend, backend.info.family).to_dict()
-        except Exception as e:
-            outcome = _outcome_of_exception(case, e)
-        recovery = _recover(backend, outcome)
+        outcome, recovery = run_one(backend, message[1])
         channel.send(("done", outcome, recovery))
         if recovery and not recovery["ok"]:
             return 2                 # a device this process cannot reset: let a fresh process try
