@@ -134,6 +134,7 @@ class CaseExecutor:
         self.resets = 0                 # device resets and worker replacements so far
         self.pending_recovery: dict | None = None   # told to the next case's record
         self.lost: str | None = None
+        self._cache_done = self._cache_current = None   # golden-cache use: replaced workers, current one
         self._proc: _Worker | None = None
         self._chan: Channel | None = None
         self._log_dir = Path(tempfile.mkdtemp(prefix=f"aclnn-worker-{label}-"))
@@ -206,6 +207,8 @@ class CaseExecutor:
             self._proc.wait()
 
     def _reap(self) -> None:
+        if self._cache_current is not None:       # fold the dying worker's cache use into the total
+            self._cache_done, self._cache_current = self.cache_stats, None
         self._kill()
         if self._chan is not None:
             self._chan.close()
@@ -261,8 +264,18 @@ class CaseExecutor:
             return self._timed_out(case, deadline_s, offset, duration)
         if reply is None:
             return self._crashed(case, offset, duration)
-        _, outcome, recovery = reply
+        _, outcome, recovery, self._cache_current = reply
         return self._finished(case, outcome, recovery)
+
+    @property
+    def cache_stats(self):
+        """Golden-cache use of every worker of this executor (None without a cache)."""
+        done, current = self._cache_done, self._cache_current
+        if current is None:
+            return done
+        if done is None:
+            return current
+        return type(current)(done.hits + current.hits, done.misses + current.misses, done.rejected + current.rejected)
 
     def _finished(self, case, outcome: dict, recovery: dict | None) -> dict:
         record = dict(outcome)

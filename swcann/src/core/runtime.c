@@ -4,7 +4,8 @@
 #include "faults.h"
 #include <stdlib.h>
 #include <string.h>
-#include "../shared/swc_dtype.h"
+#include "../shared/swc_half.h"
+#include "../shared/swc_types.h"
 
 static int32_t g_fault[SWC_FAULT_N];
 
