@@ -272,10 +272,13 @@ class CaseSession:
                 record["status"], record["reason"] = Status.FAIL.value, _one_line(report)   # raised after judging
                 self.controller_journal.finished(record)
         elif report.failed and ".yaml::" in report.nodeid:
-            # the pytest process running it died (an xdist worker killed from outside): no record came back
-            record = {**self._case_of(report.nodeid), "status": Status.CRASH.value, "nodeid": report.nodeid,
-                      "reason": f"CRASH: the pytest worker running it died: {_one_line(report)}",
-                      "backend": self.properties()}
+            # no record came back: the xdist worker running it died (killed from outside), or the
+            # harness itself raised around the case worker
+            died = "crashed while running" in str(report.longrepr or "")
+            status, what = (Status.CRASH, "the pytest worker running it died") if died else \
+                (Status.FAIL, "harness error")
+            record = {**self._case_of(report.nodeid), "status": status.value, "nodeid": report.nodeid,
+                      "reason": f"{status.value}: {what}: {_one_line(report)}", "backend": self.properties()}
             self.controller_journal.finished(record)
         else:
             return

@@ -24,7 +24,6 @@ import signal
 import socket
 import sys
 import traceback
-from dataclasses import dataclass
 from types import SimpleNamespace
 
 from .. import backends
@@ -32,14 +31,6 @@ from ..errors import HarnessConfigError
 from ..judge.cache import GoldenCache
 from ..judge.runner import run_case
 from .channel import Channel, ChannelClosed
-
-
-@dataclass
-class CacheStats:
-    """The golden cache's use in this worker so far (told to the supervisor with each result)."""
-    hits: int
-    misses: int
-    rejected: list
 
 
 def _outcome_of_exception(case, e: BaseException) -> dict:
@@ -93,7 +84,8 @@ def serve(channel: Channel) -> int:
         if message[0] == "close":
             break
         outcome, recovery = run_one(backend, message[1], cache)
-        stats = CacheStats(cache.hits, cache.misses, list(cache.rejected)) if cache else None
+        # the golden cache's use in this worker so far; plain data (this module runs as __main__)
+        stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
         channel.send(("done", outcome, recovery, stats))
         if recovery and not recovery["ok"]:
             return 2                 # a device this process cannot reset: let a fresh process try

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessConfigError
@@ -30,6 +31,14 @@ _STATUS_OF_OUTCOME = {"passed": Status.PASS, "failed": Status.FAIL, "skipped": S
                       "xfailed": Status.EXPECTED_FAIL, "xpassed": Status.UNEXPECTED_PASS,
                       "error": Status.FAIL}      # an exception in a case: a failure with its message
 _STACK_STARTS = ("Fatal Python error", "Current thread 0x", "Thread 0x")
+
+
+@dataclass
+class CacheUse:
+    """How a case worker used the golden cache (harness/judge/cache.py)."""
+    hits: int
+    misses: int
+    rejected: list
 
 
 class DeviceLost(Exception):
@@ -208,7 +217,7 @@ class CaseExecutor:
 
     def _reap(self) -> None:
         if self._cache_current is not None:       # fold the dying worker's cache use into the total
-            self._cache_done, self._cache_current = self.cache_stats, None
+            self._cache_done, self._cache_current = vars(self.cache_stats), None
         self._kill()
         if self._chan is not None:
             self._chan.close()
@@ -268,14 +277,12 @@ class CaseExecutor:
         return self._finished(case, outcome, recovery)
 
     @property
-    def cache_stats(self):
+    def cache_stats(self) -> "CacheUse | None":
         """Golden-cache use of every worker of this executor (None without a cache)."""
-        done, current = self._cache_done, self._cache_current
-        if current is None:
-            return done
-        if done is None:
-            return current
-        return type(current)(done.hits + current.hits, done.misses + current.misses, done.rejected + current.rejected)
+        parts = [CacheUse(**p) for p in (self._cache_done, self._cache_current) if p is not None]
+        if not parts:
+            return None
+        return CacheUse(sum(p.hits for p in parts), sum(p.misses for p in parts), [r for p in parts for r in p.rejected])
 
     def _finished(self, case, outcome: dict, recovery: dict | None) -> dict:
         record = dict(outcome)
