@@ -371,8 +371,11 @@ class CaseFile(pytest.File):
         try:
             op, cases = load_case_file(self.path)
         except CaseFileError as e:
-            # One failing item instead of a collection error: the other case
-            # files still run, and the error is one line naming file/group/field.
+            # case-file errors (harness/model): --collect-only runs nothing, so there the
+            # broken file is a collection error (non-zero exit); otherwise one failing item,
+            # so that the other case files still run and record their results.
+            if self.config.getoption("collectonly"):
+                raise self.CollectError(str(e)) from None
             yield CaseFileErrorItem.from_parent(self, name="case-file-error", error=e)
             return
         self.config.addinivalue_line("markers", f"{op.marker}: cases of aclnn{op.name}")

@@ -40,7 +40,9 @@ def _read_only_dir(tmp: Path) -> Path:
 # (name, extra arguments, environment changes, what the one line must say)
 ERRORS = [
     ("bad aclnn device", ["--backend", "aclnn", "--device", "7"], {}, "--device 7: only 1 device(s) visible"),
-    ("corrupt library", ["--backend", "aclnn"], {"ASCEND_HOME_PATH": _corrupt_cann}, "cannot load"),
+    # with its lib64 on LD_LIBRARY_PATH, as set_env.sh would have it: the loader itself must refuse it
+    ("corrupt library", ["--backend", "aclnn"],
+     {"ASCEND_HOME_PATH": _corrupt_cann, "LD_LIBRARY_PATH": lambda tmp: tmp / "cann" / "lib64"}, "cannot load"),
     ("no CANN with --no-sw-fallback", ["--backend", "aclnn", "--no-sw-fallback"], NO_CANN,
      "--no-sw-fallback: no CANN found"),
     ("SoC mismatch", ["--backend", "aclnn", "--soc", "ascend950"], {"SWCANN_SOC": "ascend910b"},
