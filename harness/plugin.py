@@ -17,9 +17,9 @@ import yaml
 from . import backends, families
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
-from .judge import load_case_file
+from .judge import load_atk_file, load_case_file
 from .judge.runner import run_case
-from .model import Case
+from .model import Case, atk
 from .report import Recorder
 
 _SESSION = pytest.StashKey()
@@ -43,6 +43,9 @@ def pytest_addoption(parser):
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
     g.addoption("--deterministic", action="store_true",
                 help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
+    g.addoption("--atk", action="append", default=[], metavar="PATH",
+                help="run ATK case lists (JSON files, or directories of them) as well; alone, instead of tests/. "
+                     "A .json file in a directory named 'atk' is read as one without this option")
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
     for fam in families.FAMILIES:
         config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
+    _add_atk_args(config)
     session = CaseSession(config, RunSettings.from_config(config))
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "aclnn-case-session")
@@ -84,7 +88,47 @@ def pytest_configure(config):
 def pytest_collect_file(parent, file_path):
     if file_path.suffix in (".yaml", ".yml") and file_path.parent.name == "cases":
         return CaseFile.from_parent(parent, path=file_path)
+    if file_path.suffix == ".json" and _is_atk(parent.config, file_path):
+        return AtkFile.from_parent(parent, path=file_path)
     return None
+
+
+# ---------------------------------------------------------------- ATK case lists (harness/model/atk.py)
+
+CASES_DIR = Path(__file__).resolve().parents[1] / "cases"      # the operators' own case files
+
+
+def _add_atk_args(config) -> None:
+    """--atk paths are collected like command-line paths; given alone, they replace testpaths.
+    xdist workers rebuild their config from the original command line, so they do the same."""
+    paths = [str(Path(p).resolve()) for p in config.getoption("atk")]
+    if not paths:
+        return
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise pytest.UsageError(f"--atk: no such file or directory: {', '.join(missing)}")
+    from_testpaths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    config.args[:] = paths if from_testpaths else [*config.args, *paths]
+
+
+def _is_atk(config, file_path) -> bool:
+    if file_path.parent.name == "atk":
+        return True
+    given = [Path(p).resolve() for p in config.getoption("atk")]
+    return any(file_path == g or g in file_path.parents for g in given)
+
+
+class AtkFile(pytest.File):
+    def collect(self):
+        try:
+            cases = load_atk_file(self.path, CASES_DIR)
+        except CaseFileError as e:
+            yield CaseFileErrorItem.from_parent(self, name="case-file-error", error=e)
+            return
+        for marker in {c.op.marker for c in cases}:
+            self.config.addinivalue_line("markers", f"{marker}: cases of the operator")
+        for case in cases:
+            yield CaseItem.from_parent(self, name=case.name, case=case)
 
 
 class CaseSession:
@@ -132,7 +176,7 @@ class CaseSession:
     def pytest_runtest_logreport(self, report):
         """Record each case once: its judged outcome, or the error that stopped it."""
         props = dict(report.user_properties)
-        if "case_id" not in props and report.failed and ".yaml::" in report.nodeid:
+        if "case_id" not in props and report.failed and (".yaml::" in report.nodeid or ".json::" in report.nodeid):
             # a worker that crashed (segfault, abort in the library) sends a bare report: keep it
             props = self._crashed_case(report.nodeid)
         if "case_id" not in props or not (report.when == "call" or report.failed):
@@ -179,7 +223,8 @@ class CaseSession:
     def _crashed_case(self, nodeid: str) -> dict:
         file_part, _, name = nodeid.partition("::")
         try:
-            op = yaml.safe_load((Path(str(self.config.rootpath)) / file_part).read_text())["op"]
+            path = Path(str(self.config.rootpath)) / file_part
+            op = atk.op_name(path, atk.read(path)) if path.suffix == ".json" else yaml.safe_load(path.read_text())["op"]
         except Exception:          # the record matters more than its op name
             op = Path(file_part).stem
         return {"case_id": f"{op}.{name}", "op": op}
@@ -190,7 +235,7 @@ def _runs_cases(config) -> bool:
     root = Path(str(config.rootpath)).resolve()
     for arg in config.args:
         path = Path(str(arg).split("::")[0])
-        if path.suffix in (".yaml", ".yml") or path.name == "cases" or \
+        if path.suffix in (".yaml", ".yml", ".json") or path.name in ("cases", "atk") or \
                 (path / "cases").is_dir() and path.resolve() == root:
             return True
     return False

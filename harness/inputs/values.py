@@ -40,10 +40,27 @@ def _base(dist: Distribution, shape, dtype: torch.dtype, gen: torch.Generator) -
         return torch.randint(int(p["low"]), int(p["high"]) + 1, shape, generator=gen).double()
     if dist.kind == "normal":
         return torch.randn(shape, generator=gen, dtype=torch.float64) * p["std"] + p["mean"]
-    lo, hi = float(p["low"]), float(p["high"])
+    lo, hi = _finite_bounds(float(p["low"]), float(p["high"]), dtype)
     if not dtype.is_floating_point:
-        return torch.randint(math.ceil(lo), math.floor(hi) + 1, shape, generator=gen).double()
+        # drawn as int64, never through float64, so that 64-bit bounds stay exact
+        return torch.randint(math.ceil(lo), math.floor(hi) + 1, shape, generator=gen)
     return torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo
+
+
+def _finite_bounds(lo: float, hi: float, dtype: torch.dtype):
+    """Infinite uniform bounds (ATK's ["-inf", "inf"]) mean the dtype's whole finite range.
+    Integer bounds are returned as ints; int64's top value is left out (randint's high is exclusive
+    and must itself fit int64)."""
+    if dtype.is_floating_point:
+        info = torch.finfo(dtype)
+        return max(lo, float(info.min)), min(hi, float(info.max))
+    if dtype == torch.bool or dtype.is_complex:
+        return lo, hi
+    info = torch.iinfo(dtype)
+    top = info.max - 1 if dtype == torch.int64 else info.max
+    lo = info.min if lo == -math.inf else max(info.min, math.ceil(lo))
+    hi = top if hi == math.inf else min(top, math.floor(hi))
+    return lo, hi
 
 
 def draw_tensor(dist: Distribution, case_id: str, tensor: str, shape, dtype: torch.dtype) -> torch.Tensor:
@@ -54,7 +71,9 @@ def draw_tensor(dist: Distribution, case_id: str, tensor: str, shape, dtype: tor
     values = _base(dist, shape, dtype, gen)
     if not dtype.is_floating_point and dtype != torch.bool:
         info = torch.iinfo(dtype)
-        values = values.round().clamp(info.min, info.max)
+        if values.is_floating_point():
+            values = values.round()
+        values = values.clamp(info.min, info.max)
     out = values.to(dtype)
     if dist.special_fraction and dist.special_values and out.numel():
         mask = torch.rand(shape, generator=gen) < dist.special_fraction
