@@ -8,6 +8,7 @@ RunSettings (in the stash); a CaseSession object holds the per-process state
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,9 +81,19 @@ def pytest_configure(config):
     for fam in families.FAMILIES:
         config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
     _add_atk_args(config)
+    _one_torch_thread()
     session = CaseSession(config, RunSettings.from_config(config))
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "aclnn-case-session")
+
+
+def _one_torch_thread() -> None:
+    """Goldens and forward passes run on small tensors, one case after another (xdist gives the
+    parallelism): torch's intra-op thread pool costs more than it saves there (a 2x3x9x9
+    max_pool2d took 33 ms with 2 threads, 4 us with 1). OMP_NUM_THREADS, when set, wins."""
+    if "OMP_NUM_THREADS" not in os.environ:
+        import torch
+        torch.set_num_threads(1)
 
 
 def pytest_collect_file(parent, file_path):

@@ -19,17 +19,21 @@ def seed_for(case_id: str, tensor: str) -> int:
     return int.from_bytes(digest[:8], "little") & (2**63 - 1)
 
 
-def _special_value(name: str, dtype: torch.dtype, gen: torch.Generator) -> float:
+def _special_values(name: str, dtype: torch.dtype, n: int, gen: torch.Generator) -> torch.Tensor:
+    """`n` values of the special `name` in `dtype` (drawn at once: a per-element loop is slow)."""
     if dtype.is_floating_point:
         info = torch.finfo(dtype)
+        if name == "subnormal":     # random multiples of the smallest subnormals, still subnormal
+            return (torch.rand(n, generator=gen, dtype=torch.float64) * 0.5 * info.smallest_normal).to(dtype)
         table = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "-0.0": -0.0,
-                 "max": info.max, "min": info.min, "tiny": info.tiny,
-                 # a random multiple of the smallest subnormal, still subnormal
-                 "subnormal": info.smallest_normal * float(torch.rand((), generator=gen)) * 0.5}
-        return table[name]
+                 "max": info.max, "min": info.min, "tiny": info.tiny}
+        return torch.full((n,), table[name], dtype=dtype)
+    if dtype == torch.bool or dtype.is_complex:
+        return torch.zeros(n, dtype=dtype)
     info = torch.iinfo(dtype)
     # Integer tensors cannot hold nan/inf: map the specials onto the integer extremes.
-    return {"max": info.max, "inf": info.max, "min": info.min, "-inf": info.min}.get(name, 0)
+    value = {"max": info.max, "inf": info.max, "min": info.min, "-inf": info.min}.get(name, 0)
+    return torch.full((n,), value, dtype=dtype)
 
 
 def _base(dist: Distribution, shape, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
@@ -58,8 +62,9 @@ def _finite_bounds(lo: float, hi: float, dtype: torch.dtype):
         return lo, hi
     info = torch.iinfo(dtype)
     top = info.max - 1 if dtype == torch.int64 else info.max
-    lo = info.min if lo == -math.inf else max(info.min, math.ceil(lo))
-    hi = top if hi == math.inf else min(top, math.floor(hi))
+    # a range beyond the dtype (e.g. "large" for int8) collapses onto the nearest extreme
+    lo = info.min if lo == -math.inf else min(max(info.min, math.ceil(lo)), top)
+    hi = top if hi == math.inf else max(min(top, math.floor(hi)), lo)
     return lo, hi
 
 
@@ -79,8 +84,9 @@ def draw_tensor(dist: Distribution, case_id: str, tensor: str, shape, dtype: tor
         mask = torch.rand(shape, generator=gen) < dist.special_fraction
         picks = torch.randint(len(dist.special_values), shape, generator=gen)
         flat_out, flat_mask, flat_picks = out.view(-1), mask.view(-1), picks.view(-1)
-        for i in torch.nonzero(flat_mask).view(-1).tolist():
-            flat_out[i] = _special_value(dist.special_values[flat_picks[i]], dtype, gen)
+        for j, name in enumerate(dist.special_values):
+            where = flat_mask & (flat_picks == j)
+            flat_out[where] = _special_values(name, dtype, int(where.sum()), gen)
     return out
 
 

@@ -24,7 +24,7 @@ from .. import dtypes
 from ..errors import CaseFileError
 from . import ids
 from .distributions import Distribution
-from .spec import Case, OpSpec
+from .spec import Case, Deviation, OpSpec
 from .vocabulary import Vocabulary
 
 GROUP = "atk"
@@ -42,6 +42,7 @@ class Executor:
     placeholders: tuple[str, ...] = ()  # JSON entries the executor replaces (values from a forward pass)
     drawn: bool = False               # inputs are used as drawn from the JSON (no forward pass)
     note: str | None = None
+    sums: bool = True                 # the backward adds gradients (False: a pure gather)
 
 
 EXECUTORS = {
@@ -57,8 +58,13 @@ EXECUTORS = {
     # E: no input rewriting; get_format -> NCHW (ND is rejected)
     "AvgPool2dBackward": Executor("NCHW"),
     # E: only a CPU golden (torch.gather): every tensor is used as drawn, indices random in range
-    "MaxUnpool3dBackward": Executor("ND", drawn=True),
+    "MaxUnpool3dBackward": Executor("ND", drawn=True, sums=False),
 }
+
+# What the case files declare for every summing group: the torch CPU backend is no fp32-accumulating
+# device, so its fp16/bf16 results are expected to miss the ATK golden (summed in fp32).
+TORCH_HALF = Deviation("torch", ("float16", "bfloat16"),
+                       "torch CPU accumulates fp16/bf16 gradients in the tensor dtype; ATK's golden sums in fp32")
 
 
 def standard_of(acc) -> str | None:
@@ -250,7 +256,8 @@ def _case(path: Path, op: OpSpec, raw: dict, statuses: dict, vocab: Vocabulary) 
         return Case(name=name, shape=shape, dtype=dtype, index_dtype=index_dtype, attrs=attrs, values=values,
                     status={f: s for f, s in status.items() if f in op.families}, standard=standard,
                     tier="slow" if largest > SLOW_ELEMENTS else "default", note="; ".join(notes) or None,
-                    drawn_shapes=drawn, **{k: v for k, v in base.items() if k != "standard"})
+                    drawn_shapes=drawn, deviations=(TORCH_HALF,) if ex.sums else (),
+                    **{k: v for k, v in base.items() if k != "standard"})
     except _Skip as e:
         return _skipped(base, cid, str(e))
     except (KeyError, TypeError, ValueError, IndexError) as e:   # a malformed entry: name what was missing
