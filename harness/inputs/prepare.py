@@ -89,7 +89,9 @@ def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[
         if p.output:
             dt = change.get("dtype", case.dtype_of(p))
             shape = tuple(change.get("shape", tuple(output_shape)))
-            logical = layout.Unbacked(shape, dt) if layout.Unbacked.needed(shape, dt) else None
+            # only an invalid scenario's output is ever a bare descriptor: a valid case computes
+            phase1_only = case.kind == "invalid" and layout.Unbacked.needed(shape, dt)
+            logical = layout.Unbacked(shape, dt) if phase1_only else None
             if logical is None:
                 tdt = dtypes.torch_of(dt)
                 logical = torch.full(shape, poison(tdt), dtype=tdt)
