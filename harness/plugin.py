@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from . import backends, families
+from . import backends, families, preflight, provenance
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
 from .judge import load_atk_file, load_case_file
+from .judge.cache import GoldenCache
 from .judge.runner import run_case
 from .model import Case, atk
 from .report import Recorder
@@ -42,8 +43,17 @@ def pytest_addoption(parser):
                 help="which case tiers to run (default: default; slow tiers are opt-in)")
     g.addoption("--no-sw-fallback", action="store_true",
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
+    g.addoption("--golden-cache", default=None, metavar="DIR",
+                help="keep every case's inputs and golden in DIR (keyed by the case, the golden's source and the "
+                     "torch/numpy versions; damaged entries are recomputed) and reuse them on later runs")
+    g.addoption("--prepare-only", action="store_true",
+                help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
-                help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
+                help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
+                     "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt)")
+    g.addoption("--no-reexec", action="store_true",
+                help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
+                     "instead of re-executing with it applied")
     g.addoption("--atk", action="append", default=[], metavar="PATH",
                 help="run ATK case lists (JSON files, or directories of them) as well; alone, instead of tests/. "
                      "A .json file in a directory named 'atk' is read as one without this option")
@@ -60,9 +70,13 @@ class RunSettings:
     tier: str
     report_dir: str | None
     worker: str | None        # xdist worker id; None in the controller or without xdist
+    golden_cache: str | None
+    prepare_only: bool
 
     @classmethod
     def from_config(cls, config) -> "RunSettings":
+        if config.getoption("prepare_only") and not config.getoption("golden_cache"):
+            raise pytest.UsageError("--prepare-only needs --golden-cache DIR (where the prepared data goes)")
         soc = config.getoption("soc")
         try:
             family = families.check_family(soc) if soc else None
@@ -71,7 +85,8 @@ class RunSettings:
         return cls(config.getoption("backend"), config.getoption("device"), family,
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
-                   getattr(config, "workerinput", {}).get("workerid"))
+                   getattr(config, "workerinput", {}).get("workerid"),
+                   config.getoption("golden_cache"), config.getoption("prepare_only"))
 
 
 def pytest_configure(config):
@@ -85,6 +100,8 @@ def pytest_configure(config):
     session = CaseSession(config, RunSettings.from_config(config))
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "aclnn-case-session")
+    if not session.settings.prepare_only:
+        preflight.check_environment(config, _runs_cases(config))   # may re-exec with set_env.sh applied
 
 
 def _one_torch_thread() -> None:
@@ -150,6 +167,7 @@ class CaseSession:
         self.config, self.settings = config, settings
         self._backend = None
         self.recorder: Recorder | None = None
+        self.cache = GoldenCache(settings.golden_cache) if settings.golden_cache else None
         self.is_controller = not hasattr(config, "workerinput")
 
     def backend(self):
@@ -170,7 +188,7 @@ class CaseSession:
     def pytest_collection_modifyitems(self, config, items):
         family = self.settings.family
         if self.settings.backend == "aclnn" and not config.getoption("collectonly") \
-                and any(hasattr(i, "case") for i in items):
+                and not self.settings.prepare_only and any(hasattr(i, "case") for i in items):
             family = self.backend().info.family       # the library's family decides what applies
         keep, drop = [], []
         for item in items:
@@ -184,6 +202,12 @@ class CaseSession:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        if hasattr(item, "case") and not self.settings.prepare_only:
+            provenance.attach(report, self.backend)     # also when the case errored before judging
+
     def pytest_runtest_logreport(self, report):
         """Record each case once: its judged outcome, or the error that stopped it."""
         props = dict(report.user_properties)
@@ -192,7 +216,7 @@ class CaseSession:
             props = self._crashed_case(report.nodeid)
         if "case_id" not in props or not (report.when == "call" or report.failed):
             return
-        if not self.is_controller:      # xdist workers forward reports; the controller records
+        if not self.is_controller or self.settings.prepare_only:   # workers forward; nothing judged
             return
         recorder = self._recorder(props)
         if "outcome" in props:
@@ -201,10 +225,16 @@ class CaseSession:
                 record["outcome"], record["reason"] = "error", _one_line(report)
         else:                                                        # raised before judging
             record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error",
-                      "reason": _one_line(report)}
+                      "reason": _one_line(report), "backend": recorder.properties}
         recorder.add(record)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        if self.cache is not None and self.cache.hits + self.cache.misses:
+            c = self.cache       # this process's use (under xdist each worker has its own)
+            terminalreporter.write_line(f"golden cache {c.dir}: {c.hits} hits, {c.misses} computed, "
+                                        f"{len(c.rejected)} damaged entries recomputed")
+            for line in c.rejected[:20]:
+                terminalreporter.write_line(f"  {line}")
         if self.recorder is None:
             return
         directory = self.recorder.finish()
@@ -223,11 +253,16 @@ class CaseSession:
     def _recorder(self, props: dict) -> Recorder:
         """Created on the first case result, from the backend facts that came with it
         (under xdist the controller has no backend of its own)."""
+        properties = provenance.properties_of(props)
         if self.recorder is None:
-            properties = {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
             directory = self.settings.report_dir or Path(str(self.config.rootpath)) / "reports" / \
                 f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
             self.recorder = Recorder(Path(directory), banner(properties), properties)
+            _add_junit_properties(self.config, properties)
+        elif provenance.lacks_backend(self.recorder.properties) and not provenance.lacks_backend(properties):
+            # the first report was a crashed worker's bare one: take the facts from the first that has them
+            self.recorder.properties.update(properties)
+            self.recorder.banner = banner(self.recorder.properties)
             _add_junit_properties(self.config, properties)
         return self.recorder
 
@@ -274,8 +309,11 @@ class CaseFile(pytest.File):
         try:
             op, cases = load_case_file(self.path)
         except CaseFileError as e:
-            # One failing item instead of a collection error: the other case
-            # files still run, and the error is one line naming file/group/field.
+            # case-file errors (harness/model): --collect-only runs nothing, so there the
+            # broken file is a collection error (non-zero exit); otherwise one failing item,
+            # so that the other case files still run and record their results.
+            if self.config.getoption("collectonly"):
+                raise self.CollectError(str(e)) from None
             yield CaseFileErrorItem.from_parent(self, name="case-file-error", error=e)
             return
         self.config.addinivalue_line("markers", f"{op.marker}: cases of aclnn{op.name}")
@@ -318,8 +356,12 @@ class CaseItem(pytest.Item):
             self.add_marker("slow")
 
     def runtest(self):
-        backend = self.config.stash[_SESSION].backend()
-        outcome = run_case(self.case, backend, backend.info.family)
+        session = self.config.stash[_SESSION]
+        if session.settings.prepare_only:      # no device: inputs and golden into the cache only
+            session.cache.get(self.case, self.case.runs_numerics(session.settings.family))
+            return
+        backend = session.backend()
+        outcome = run_case(self.case, backend, backend.info.family, session.cache)
         self.user_properties.append(("outcome", json.dumps(outcome.to_dict(), default=str)))
         for k, v in backend.info.as_properties().items():
             self.user_properties.append((k, v))

@@ -1,9 +1,12 @@
 """Tests of the software CANN (swcann/): build, exported ABI, the C smoke driver
-(plain, under valgrind, and ASan-instrumented), build caching/race safety and the
-clear error for a broken compiler."""
+(plain, under valgrind, and ASan-instrumented), build caching/race safety, the
+clear error for a broken compiler, its dtype/format table against the harness's,
+and an operator added from a directory outside swcann/src/ops/."""
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -13,27 +16,30 @@ from pathlib import Path
 
 import pytest
 
+from harness import dtypes, formats
 from swcann import build as swbuild
+from tests import swenv
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / "swcann" / "tests" / "smoke.c"
+TOY_OP_DIR = Path(__file__).resolve().parent / "swcann_toy_op"
 API_PREFIXES = ("acl", "swcann")
 
 
-def _clean_env() -> dict[str, str]:
-    env = os.environ.copy()
-    for k in list(env):
-        if k.startswith("SWCANN_") or k == "ASCEND_RT_VISIBLE_DEVICES":
-            del env[k]
+def _clean_env(root: Path | None = None) -> dict[str, str]:
+    """A fresh shell's environment with `root`'s set_env.sh applied (the libraries need it: no RUNPATH)."""
+    env = swenv.env_for(root or swbuild.build())
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")    # the probes use harness.acl.dl
     return env
 
 
 def _compile_smoke(root: Path, out: Path, extra: tuple[str, ...] = ()) -> Path:
+    """Linked the way ops-nn's examples link (acl_abi.md 1.3), no RPATH: it runs with set_env.sh applied."""
     cc = shlex.split(os.environ.get("CC") or "cc")
     lib = root / "lib64"
     cmd = cc + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", *extra, "-I", str(root / "include"),
-                str(SMOKE), "-o", str(out), "-L", str(lib), "-lopapi", "-lnnopbase", "-lascendcl",
-                f"-Wl,-rpath,{lib}", "-lm"]
+                str(SMOKE), "-o", str(out), "-L", str(lib), "-lopapi_nn", "-lopapi_math", "-lnnopbase", "-lacl_rt",
+                f"-Wl,-rpath-link,{root / swbuild.LIBS[0][0]}", "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"smoke driver did not compile: {' '.join(cmd)}\n{r.stderr}"
     return out
@@ -54,8 +60,10 @@ def test_build_tree_and_flags(root):
     assert info["software_cann"] == "1"
     assert "-Wall -Wextra -Werror" in info["cflags"], info["cflags"]
     assert "-std=c11" in info["cflags"] and "-fvisibility=hidden" in info["cflags"]
-    for lib in ("libascendcl.so", "libnnopbase.so", "libopapi.so"):
+    for lib in ("libacl_rt.so", "libascendcl.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so"):
         assert (root / "lib64" / lib).is_file()
+    assert (root / "driver" / "lib64" / "driver" / "libascend_hal.so").is_file()
+    assert not (root / "lib64" / "libascend_hal.so").exists()      # the driver's, not CANN's
     assert (root / "include" / "acl" / "acl.h").is_file()
     assert (root / "include" / "aclnn" / "acl_meta.h").is_file()
     toolkit = next(root.glob("*-linux/ascend_toolkit_install.info")).read_text()
@@ -64,31 +72,115 @@ def test_build_tree_and_flags(root):
 
 
 def test_build_is_cached(root):
-    before = (root / "lib64" / "libopapi.so").stat().st_mtime_ns
+    before = (root / "lib64" / "libopapi_nn.so").stat().st_mtime_ns
     assert swbuild.build() == root
-    assert (root / "lib64" / "libopapi.so").stat().st_mtime_ns == before
+    assert (root / "lib64" / "libopapi_nn.so").stat().st_mtime_ns == before
 
 
-def test_exports_only_api(root):
+def _declared_ops(root: Path) -> set[str]:
+    """The aclnn entry points the installed op headers declare."""
+    decl = re.compile(r"ACL_FUNC_VISIBILITY\s+aclnnStatus\s+(aclnn\w+)\s*\(")
+    return {m for h in (root / "include" / "aclnnop").glob("*.h") for m in decl.findall(h.read_text())}
+
+
+def _dynamic_symbols(path: Path) -> set[str]:
     nm = shutil.which("nm")
     if not nm:
         pytest.skip("nm (binutils) not installed")
+    out = _run([nm, "-D", "--defined-only", str(path)]).stdout
+    return {l.split()[-1] for l in out.splitlines() if l.strip()}
+
+
+def test_exports_only_api(root):
+    ops = _declared_ops(root)
+    assert len(ops) >= 10 and all(f"{o}GetWorkspaceSize" in ops for o in ops if not o.endswith("Size"))
     expected = {
-        "libascendcl.so": {"aclInit", "aclFinalize", "aclGetRecentErrMsg", "aclrtSetDevice",
+        "libacl_rt.so": {"aclInit", "aclFinalize", "aclGetRecentErrMsg", "aclrtSetDevice",
                            "aclrtMalloc", "aclrtMemcpy", "aclrtSynchronizeStream", "aclrtGetSocName",
                            "swcannGetStats", "swcannInjectFault", "swcannVersion"},
         "libnnopbase.so": {"aclCreateTensor", "aclDestroyTensor", "aclCreateIntArray", "aclGetViewShape",
                            "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclnnInit"},
-        "libopapi.so": {f"aclnn{op}{sfx}" for op in ("MaxPool2dWithIndicesBackward",
-                        "MaxPool3dWithArgmaxBackward", "AdaptiveMaxPool2dBackward",
-                        "AvgPool2dBackward", "MaxUnpool3dBackward") for sfx in ("", "GetWorkspaceSize")},
+        "libopapi_nn.so": ops,
     }
     for lib, names in expected.items():
-        out = _run([nm, "-D", "--defined-only", str(root / "lib64" / lib)]).stdout
-        syms = {l.split()[-1] for l in out.splitlines() if l.strip()}
+        syms = _dynamic_symbols(root / "lib64" / lib)
         assert names <= syms, f"{lib} lacks {sorted(names - syms)}"
         stray = sorted(s for s in syms if not s.startswith(API_PREFIXES) and not s.startswith("_"))
         assert not stray, f"{lib} exports internal symbols {stray}"
+    opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi_nn.so") if s.startswith("aclnn")}
+    assert opapi == ops, f"exported but declared in no include/aclnnop header: {sorted(opapi - ops)}"
+
+
+def test_each_op_source_includes_its_own_header():
+    """So the compiler checks every definition against its declaration."""
+    define = re.compile(r"ACL_FUNC_VISIBILITY\s+aclnnStatus\s+(aclnn\w+)\s*\(")
+    headers = {h.name: set(define.findall(h.read_text()))
+               for h in (REPO / "swcann" / "include" / "aclnnop").glob("*.h")}
+    sources = sorted((REPO / "swcann" / "src" / "ops").glob("*.c")) + sorted(TOY_OP_DIR.glob("*.c"))
+    ops = [src for src in sources if define.search(src.read_text())]
+    assert len(ops) >= 6
+    for src in ops:
+        text = src.read_text()
+        defined = set(define.findall(text))
+        beside = {h.name: set(define.findall(h.read_text())) for h in src.parent.glob("*.h")}
+        own = [h for h, names in {**headers, **beside}.items() if defined <= names]
+        if src.parent == TOY_OP_DIR and not own:
+            continue  # an op directory's header is optional
+        assert own, f"{src.name}: no header declares all of its entry points"
+        assert any(f'#include "aclnnop/{h}"' in text or f'#include "{h}"' in text for h in own), \
+            f"{src.name} does not include its own header ({', '.join(own)})"
+
+
+# prints the C side's one dtype/format table, compiled from the header the libraries use
+_TABLE_DUMP = r"""
+#include <stdio.h>
+#include "swc_types.h"
+int main(void)
+{
+    int n;
+    const swc_dtype_row *d = swc_dtype_table(&n);
+    for (int i = 0; i < n; i++) printf("dtype %d %s %zu\n", d[i].value, d[i].name, d[i].size);
+    const swc_format_row *f = swc_format_table(&n);
+    for (int i = 0; i < n; i++) printf("format %d %s %d\n", f[i].value, f[i].name, f[i].is_private);
+    return 0;
+}
+"""
+
+
+def _c_type_tables(tmp_path: Path) -> tuple[dict, dict]:
+    src, exe = tmp_path / "dump.c", tmp_path / "dump"
+    src.write_text(_TABLE_DUMP)
+    cc = shlex.split(os.environ.get("CC") or "cc")
+    r = subprocess.run(cc + ["-std=c11", "-Wall", "-Werror", "-I", str(REPO / "swcann" / "include"),
+                             "-I", str(REPO / "swcann" / "src" / "shared"), str(src), "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    c_dtypes, c_formats = {}, {}
+    for line in _run([str(exe)]).stdout.splitlines():
+        kind, value, name, extra = line.split()
+        (c_dtypes if kind == "dtype" else c_formats)[int(value)] = (name, int(extra))
+    return c_dtypes, c_formats
+
+
+def test_c_type_table_matches_python(tmp_path):
+    c_dtypes, c_formats = _c_type_tables(tmp_path)
+    for name, d in dtypes.BY_NAME.items():
+        assert c_dtypes.get(d.acl) == (d.ge_name, d.itemsize), (name, d.acl, c_dtypes.get(d.acl))
+    assert {name: value for value, (name, _) in c_formats.items()} == formats.FORMATS
+    assert len(c_dtypes) == 28 and c_dtypes[-1][0] == "DT_UNDEFINED"  # every acl_abi.md 3.1 value
+
+
+def test_c_type_table_check_fails_on_disagreement(tmp_path, monkeypatch):
+    """Break the Python side on purpose: the comparison must catch it."""
+    wrong = dict(formats.FORMATS, NCL=48)
+    monkeypatch.setattr(formats, "FORMATS", wrong)
+    with pytest.raises(AssertionError):
+        test_c_type_table_matches_python(tmp_path)
+    monkeypatch.undo()
+    bf16 = dtypes.lookup("bfloat16")
+    monkeypatch.setitem(dtypes.BY_NAME, "bfloat16", dataclasses.replace(bf16, acl=28))
+    with pytest.raises(AssertionError):
+        test_c_type_table_matches_python(tmp_path)
 
 
 def test_smoke(root, tmp_path):
@@ -111,9 +203,9 @@ def test_smoke_asan(tmp_path):
     root = swbuild.build(asan=True)
     assert "-fsanitize=address" in swbuild.read_info(root)["cflags"]
     exe = _compile_smoke(root, tmp_path / "smoke_asan", ("-fsanitize=address", "-fno-omit-frame-pointer"))
-    env = _clean_env()
+    env = _clean_env(root)
     env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
-    r = _run([str(exe)], env=env, timeout=300)
+    r = _run([str(exe)], env=env, timeout=300)   # env: the asan tree's set_env.sh
     assert r.returncode == 0 and "smoke: OK" in r.stdout, r.stdout + r.stderr
 
 
@@ -156,7 +248,7 @@ def test_concurrent_builds_share_one_tree(root):
         roots = {o[0].strip() for o in outs}
         assert len(roots) == 1, roots
         built = Path(roots.pop())
-        assert (built / "swcann.info").is_file() and (built / "lib64" / "libopapi.so").is_file()
+        assert (built / "swcann.info").is_file() and (built / "lib64" / "libopapi_nn.so").is_file()
         assert not list(built.parent.glob(f".tmp-{built.name}-*"))
     finally:
         for o in outs:
@@ -168,9 +260,10 @@ def test_concurrent_builds_share_one_tree(root):
 _CTYPES_PROBE = r"""
 import ctypes, os, sys
 lib = sys.argv[1]
-rt = ctypes.CDLL(os.path.join(lib, "libascendcl.so"))
-nn = ctypes.CDLL(os.path.join(lib, "libnnopbase.so"))
-op = ctypes.CDLL(os.path.join(lib, "libopapi.so"))
+from harness.acl.dl import open_library     # RTLD_LAZY | RTLD_GLOBAL, as torch_npu / op-plugin
+rt = open_library(os.path.join(lib, "libacl_rt.so"))
+nn = open_library(os.path.join(lib, "libnnopbase.so"))
+op = open_library(os.path.join(lib, "libopapi_nn.so"))
 rt.aclrtGetSocName.restype = ctypes.c_char_p
 rt.aclGetRecentErrMsg.restype = ctypes.c_char_p
 nn.aclCreateTensor.restype = ctypes.c_void_p
@@ -234,7 +327,7 @@ def test_unknown_family_fails_init(root):
     env["SWCANN_SOC"] = "ascend999"
     code = ("import ctypes,sys; rt=ctypes.CDLL(sys.argv[1]); rt.aclGetRecentErrMsg.restype=ctypes.c_char_p;"
             "print(rt.aclInit(None)); print(rt.aclGetRecentErrMsg().decode())")
-    r = _run([sys.executable, "-c", code, str(root / "lib64" / "libascendcl.so")], env=env)
+    r = _run([sys.executable, "-c", code, str(root / "lib64" / "libacl_rt.so")], env=env)
     status, msg = r.stdout.split("\n", 1)
     assert status == "100000" and "SWCANN_SOC" in msg and "ascend310b" in msg
 
@@ -242,9 +335,10 @@ def test_unknown_family_fails_init(root):
 _DEVIATION_PROBE = r"""
 import ctypes, os, struct, sys
 lib = sys.argv[1]
-rt = ctypes.CDLL(os.path.join(lib, "libascendcl.so"))
-nn = ctypes.CDLL(os.path.join(lib, "libnnopbase.so"))
-op = ctypes.CDLL(os.path.join(lib, "libopapi.so"))
+from harness.acl.dl import open_library     # RTLD_LAZY | RTLD_GLOBAL, as torch_npu / op-plugin
+rt = open_library(os.path.join(lib, "libacl_rt.so"))
+nn = open_library(os.path.join(lib, "libnnopbase.so"))
+op = open_library(os.path.join(lib, "libopapi_nn.so"))
 VP, P64, U64 = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint64
 nn.aclCreateTensor.restype = VP
 nn.aclCreateTensor.argtypes = [P64, U64, ctypes.c_int, P64, ctypes.c_int64, ctypes.c_int, P64, U64, VP]
@@ -307,3 +401,131 @@ def test_documented_deviations_switch(root, deviations):
     else:  # spec avg_pool2d_backward.md C.4 / G.8
         assert vals["pad"] == [pytest.approx(0.01), pytest.approx(0.01)]
         assert vals["fp16"][0] == 0.0
+
+
+# Calls aclnnToyIdentity through ctypes, loading the tree the way the harness loads any CANN.
+_TOY_PROBE = r"""
+import ctypes, struct, sys
+from pathlib import Path
+from harness.acl import loader
+libs = loader.load(loader.discover(env={"ASCEND_HOME_PATH": sys.argv[1]}, defaults=()))
+rt, nn = libs.runtime, libs.nnopbase
+VP, U64 = ctypes.c_void_p, ctypes.c_uint64
+phase1, phase2 = libs.op_function("aclnnToyIdentityGetWorkspaceSize"), libs.op_function("aclnnToyIdentity")
+phase1.argtypes = [VP, VP, ctypes.POINTER(U64), ctypes.POINTER(VP)]
+phase2.argtypes = [VP, U64, VP, VP]
+assert rt.aclInit(None) == 0 and rt.aclrtSetDevice(0) == 0
+def tensor(values, dt, es):
+    p = VP()
+    assert rt.aclrtMalloc(ctypes.byref(p), len(values) * es, 0) == 0
+    raw = struct.pack("%df" % len(values), *values) if dt == 0 else bytes(len(values) * es)
+    assert rt.aclrtMemcpy(p, len(raw), raw, len(raw), 1) == 0
+    dims = (ctypes.c_int64 * 1)(len(values))
+    return nn.aclCreateTensor(dims, 1, dt, None, 0, 2, dims, 1, p), p
+src, _ = tensor([1.5, -2.0, 3.25], 0, 4)
+out, out_dev = tensor([0.0, 0.0, 0.0], 0, 4)
+ws, ex = U64(), VP()
+assert phase1(src, out, ctypes.byref(ws), ctypes.byref(ex)) == 0
+w = VP()
+assert rt.aclrtMalloc(ctypes.byref(w), ws.value, 0) == 0
+assert phase2(w, ws.value, ex, None) == 0 and rt.aclrtSynchronizeStream(None) == 0, rt.aclGetRecentErrMsg()
+got = ctypes.create_string_buffer(12)
+assert rt.aclrtMemcpy(got, 12, out_dev, 12, 2) == 0
+print("values", *struct.unpack("3f", got.raw))
+half, _ = tensor([0.0, 0.0, 0.0], 1, 2)
+print("mismatch", phase1(src, half, ctypes.byref(ws), ctypes.byref(ex)), rt.aclGetRecentErrMsg().decode())
+"""
+
+
+def test_op_directory_adds_an_operator(tmp_path, monkeypatch):
+    op_dir = tmp_path / "ops"
+    shutil.copytree(TOY_OP_DIR, op_dir)
+    built = []
+    try:
+        root = swbuild.build(op_dirs=[op_dir])
+        built.append(root)
+        assert swbuild.read_info(root)["op_dirs"] == str(op_dir)
+        assert (root / "include" / "aclnnop" / "aclnn_toy_identity.h").is_file()
+        assert _declared_ops(root) == _declared_ops(swbuild.build()) | {
+            "aclnnToyIdentityGetWorkspaceSize", "aclnnToyIdentity"}
+        opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi_nn.so") if s.startswith("aclnn")}
+        headerless = {"aclnnToyAvgPool3dBackwardGetWorkspaceSize", "aclnnToyAvgPool3dBackward"}
+        assert opapi == _declared_ops(root) | headerless
+        env = _clean_env(root)          # this tree's set_env.sh, not the default tree's
+        r = _run([sys.executable, "-c", _TOY_PROBE, str(root)], env=env)
+        assert r.returncode == 0, r.stderr
+        lines = dict(l.split(" ", 1) for l in r.stdout.splitlines())
+        assert lines["values"] == "1.5 -2.0 3.25"
+        want = "[aclnnToyIdentity] check T4 failed: out dtype DT_FLOAT16 != self dtype DT_FLOAT"
+        assert lines["mismatch"].startswith("161002 EZ1001") and want in lines["mismatch"]
+        # the automatic build reads $SWCANN_OP_DIRS; the hash covers the op's source
+        monkeypatch.setenv(swbuild.OP_DIRS_ENV, os.pathsep.join(["", str(op_dir)]))
+        assert swbuild.build() == root
+        with (op_dir / "aclnn_toy_identity.c").open("a") as f:
+            f.write("/* edited */\n")
+        built.append(swbuild.build())
+        assert built[1] != root and (built[1] / "lib64" / "libopapi_nn.so").is_file()
+        monkeypatch.setenv(swbuild.OP_DIRS_ENV, str(tmp_path / "missing"))
+        with pytest.raises(swbuild.BuildError, match="is not a directory"):
+            swbuild.build()
+    finally:
+        for b in built:
+            shutil.rmtree(b, ignore_errors=True)
+
+
+# The shared average kernel on 3-D windows (toy_avg_pool3d_backward.c, no header), against
+# PyTorch's avg_pool3d backward: prints the largest absolute error of each case.
+_AVG3D_PROBE = r"""
+import ctypes, sys, torch
+from harness import formats
+from harness.acl import loader
+libs = loader.load(loader.discover(env={"ASCEND_HOME_PATH": sys.argv[1]}, defaults=()))
+rt, nn = libs.runtime, libs.nnopbase
+VP, U64, I64 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64
+phase1 = libs.op_function("aclnnToyAvgPool3dBackwardGetWorkspaceSize")
+phase2 = libs.op_function("aclnnToyAvgPool3dBackward")
+phase1.argtypes = [VP] * 5 + [ctypes.c_bool, I64, VP, ctypes.POINTER(U64), ctypes.POINTER(VP)]
+phase2.argtypes = [VP, U64, VP, VP]
+assert rt.aclInit(None) == 0 and rt.aclrtSetDevice(0) == 0
+def upload(t):
+    raw = t.detach().contiguous().numpy().tobytes()
+    p = VP()
+    assert rt.aclrtMalloc(ctypes.byref(p), len(raw), 0) == 0
+    assert rt.aclrtMemcpy(p, len(raw), raw, len(raw), 1) == 0
+    dims = (I64 * t.dim())(*t.shape)
+    return nn.aclCreateTensor(dims, t.dim(), 0, None, 0, formats.FORMATS["NCDHW"], dims, t.dim(), p), p
+def ints(v):
+    return nn.aclCreateIntArray((I64 * 3)(*v), 3)
+torch.manual_seed(0)
+for k, s, p, ceil, cip, div in [((2, 3, 2), (2, 2, 1), (1, 1, 0), False, True, 0),
+                                ((2, 3, 2), (2, 2, 1), (1, 1, 0), False, False, 0),
+                                ((3, 3, 3), (2, 2, 2), (1, 1, 1), True, True, 0),
+                                ((3, 3, 3), (2, 2, 2), (1, 1, 1), True, False, 0),
+                                ((2, 2, 3), (1, 2, 2), (0, 1, 1), False, True, 5)]:
+    x = torch.randn(2, 3, 5, 6, 7, requires_grad=True)
+    y = torch.nn.functional.avg_pool3d(x, k, s, p, ceil_mode=ceil, count_include_pad=cip,
+                                       divisor_override=div or None)
+    g = torch.randn_like(y)
+    y.backward(g)
+    go, _ = upload(g)
+    self_, _ = upload(x)
+    gi, gi_dev = upload(torch.zeros_like(x))
+    ws, ex = U64(), VP()
+    assert phase1(go, self_, ints(k), ints(s), ints(p), cip, div, gi, ctypes.byref(ws), ctypes.byref(ex)) == 0
+    w = VP()
+    assert rt.aclrtMalloc(ctypes.byref(w), ws.value, 0) == 0
+    assert phase2(w, ws.value, ex, None) == 0 and rt.aclrtSynchronizeStream(None) == 0
+    out = torch.zeros_like(x).detach().contiguous()
+    assert rt.aclrtMemcpy(out.data_ptr(), out.nbytes, gi_dev, out.nbytes, 2) == 0
+    print(float((out - x.grad).abs().max()))
+"""
+
+
+def test_shared_average_kernel_on_3d_windows():
+    root = swbuild.build(op_dirs=[TOY_OP_DIR])
+    env = _clean_env()
+    env["PYTHONPATH"] = str(REPO)
+    r = _run([sys.executable, "-c", _AVG3D_PROBE, str(root)], env=env)
+    assert r.returncode == 0, r.stderr
+    errors = [float(v) for v in r.stdout.split()]
+    assert len(errors) == 5 and max(errors) < 1e-5, errors

@@ -7,12 +7,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-import golden as golden_pkg
-
 from .. import inputs as inputs_mod
 from ..backends.base import Backend, BackendInfo
 from ..model import Case
-from . import compare
+from . import cache as cache_mod, compare
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 
@@ -54,13 +52,13 @@ def _untouched_outside_view(arg) -> bool:
     return bool((outside == fill).all())
 
 
-def run_case(case: Case, backend: Backend, family: str | None) -> Outcome:
+def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod.GoldenCache | None" = None) -> Outcome:
     start = time.perf_counter()
     info: BackendInfo = backend.info
     out = Outcome(case.id, case.op.name, "passed", family=family, note=case.note, check=case.check,
                   backend=info.as_properties())
     try:
-        out = _judge(case, backend, family, out)
+        out = _judge(case, backend, family, out, cache)
         deviation = case.deviation_on(info.backend)
         if deviation and out.outcome in ("failed", "passed"):
             # A known deviation of this backend: a failure is expected and reported as such.
@@ -93,16 +91,16 @@ def _unsupported(case: Case, backend: Backend, family: str | None) -> str | None
     return None
 
 
-def _judge(case: Case, backend: Backend, family: str | None, out: Outcome) -> Outcome:
+def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache) -> Outcome:
     skip = _unsupported(case, backend, family)
     if skip:
         out.outcome, out.reason = "skipped", skip
         return out
     numerics = case.runs_numerics(family)
     out.expected_status = case.expected_status(family)
-    prepared = inputs_mod.prepare(case)
+    made = cache_mod.materials(case, numerics, cache)
+    prepared, expected = made.prepared, made.expected
     inputs = inputs_mod.mutate(case, prepared)
-    expected = golden_pkg.load(case.op.golden).golden(inputs, case.call_attrs) if numerics else None
     args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
     try:
         result = backend.run(case.op.descriptor, args)

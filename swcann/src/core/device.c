@@ -60,22 +60,35 @@ int rt_current_device(void)
     return d;
 }
 
-/* SWCANN_DEVICE_COUNT (default 1) physical devices, filtered and re-indexed by
- * ASCEND_RT_VISIBLE_DEVICES: parsing stops at the first invalid character or id,
- * duplicates are an error (EE2002) -- acl_abi.md 6. */
+aclError rt_need_init(const char *api)
+{
+    if (rt_initialized()) return ACL_SUCCESS;
+    return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "%s: aclInit has not been called", api);
+}
+
+aclError rt_need_device(const char *api, int *dev)
+{
+    int d = rt_current_device();
+    if (dev) *dev = d;
+    if (d >= 0) return ACL_SUCCESS;
+    return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
+                     "%s: no current context in this thread (call aclrtSetDevice)", api);
+}
+
+/* The physical devices the driver reports (libascend_hal.so: SWCANN_DEVICE_COUNT,
+ * default 1), filtered and re-indexed by ASCEND_RT_VISIBLE_DEVICES: parsing stops
+ * at the first invalid character or id, duplicates are an error (EE2002) --
+ * acl_abi.md 6. */
 static int parse_devices(int *count, char *why, size_t n)
 {
-    const char *e = getenv("SWCANN_DEVICE_COUNT");
-    long phys = 1;
-    if (e && *e) {
-        char *end;
-        phys = strtol(e, &end, 10);
-        if (*end || phys < 1 || phys > SWC_MAX_DEVICES) {
-            snprintf(why, n, "Value '%s' for env SWCANN_DEVICE_COUNT is invalid. Reason: must be "
-                     "an integer in [1, %d].", e, SWC_MAX_DEVICES);
-            return -1;
-        }
+    uint32_t num = 0;
+    if (drvGetDevNum(&num) != 0 || num > SWC_MAX_DEVICES) {
+        const char *e = getenv("SWCANN_DEVICE_COUNT");
+        snprintf(why, n, "Value '%s' for env SWCANN_DEVICE_COUNT is invalid. Reason: must be "
+                 "an integer in [1, %d].", e ? e : "", SWC_MAX_DEVICES);
+        return -1;
     }
+    long phys = (long)num;
     const char *v = getenv("ASCEND_RT_VISIBLE_DEVICES");
     if (!v || !*v) { *count = (int)phys; return 0; }
     int seen[SWC_MAX_DEVICES] = {0}, cnt = 0;
@@ -243,10 +256,9 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId)
 {
     if (!deviceId)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "aclrtGetDevice: deviceId is null");
-    int d = rt_current_device();
-    if (d < 0)
-        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
-                         "aclrtGetDevice: no current context in this thread (call aclrtSetDevice)");
+    int d;
+    aclError e = rt_need_device("aclrtGetDevice", &d);
+    if (e) return e;
     *deviceId = d;
     return ACL_SUCCESS;
 }
@@ -313,22 +325,29 @@ ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t 
     return ACL_SUCCESS;
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+/* one option from the current context's table (ctx) or the process-wide one */
+static aclError opt_get(const char *api, aclSysParamOpt opt, int64_t *value, int ctx)
 {
-    aclError e = opt_check("aclrtCtxGetSysParamOpt", opt, 0, 0);
+    aclError e = opt_check(api, opt, 0, 0);
     if (e) return e;
     if (!value) return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "value is null");
     pthread_mutex_lock(&g_lock);
-    int d = cur_dev_locked(), set = d >= 0 && g_ctxopt_set[d][opt];
-    if (set) *value = g_ctxopt[d][opt];
+    int d = ctx ? cur_dev_locked() : 0;
+    int set = d >= 0 && (ctx ? g_ctxopt_set[d][opt] : g_sysopt_set[opt]);
+    if (set) *value = ctx ? g_ctxopt[d][opt] : g_sysopt[opt];
     pthread_mutex_unlock(&g_lock);
     if (d < 0)
-        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
-                         "aclrtCtxGetSysParamOpt: no current context in this thread");
+        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001", "%s: no current context in this thread",
+                         api);
     if (!set)
-        return core_fail(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET, "EE1001",
-                         "aclrtCtxGetSysParamOpt: opt %d has not been set", (int)opt);
+        return core_fail(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET, "EE1001", "%s: opt %d has not been set",
+                         api, (int)opt);
     return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+    return opt_get("aclrtCtxGetSysParamOpt", opt, value, 1);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
@@ -344,25 +363,15 @@ ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t val
 
 ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
 {
-    aclError e = opt_check("aclrtGetSysParamOpt", opt, 0, 0);
-    if (e) return e;
-    if (!value) return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "value is null");
-    pthread_mutex_lock(&g_lock);
-    int set = g_sysopt_set[opt];
-    if (set) *value = g_sysopt[opt];
-    pthread_mutex_unlock(&g_lock);
-    if (!set)
-        return core_fail(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET, "EE1001",
-                         "aclrtGetSysParamOpt: opt %d has not been set", (int)opt);
-    return ACL_SUCCESS;
+    return opt_get("aclrtGetSysParamOpt", opt, value, 0);
 }
 
-/* effective determinism for the calling thread: context value, else process value */
+/* determinism as the op library sees it: current opbase reads the process-level option
+ * (aclrtGetSysParamOpt, acl_abi.md 1.8), so a context-level setting alone does not count */
 int64_t core_deterministic(void)
 {
     pthread_mutex_lock(&g_lock);
-    int d = cur_dev_locked();
-    int64_t v = (d >= 0 && g_ctxopt_set[d][0]) ? g_ctxopt[d][0] : (g_sysopt_set[0] ? g_sysopt[0] : 0);
+    int64_t v = g_sysopt_set[0] ? g_sysopt[0] : 0;
     pthread_mutex_unlock(&g_lock);
     return v;
 }
