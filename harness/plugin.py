@@ -13,6 +13,7 @@ the backend in such a worker, before any case runs, and owns the report director
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -26,9 +27,9 @@ from .execution import journal as journal_mod
 from .execution.deadline import deadline_for
 from .execution.rundir import RunDir
 from .execution.supervisor import CaseExecutor
-from .judge import load_case_file
+from .judge import load_atk_file, load_case_file
 from .judge.cache import GoldenCache
-from .model import Case
+from .model import Case, atk
 from .report import Recorder
 from .reporting.status import Status
 
@@ -68,6 +69,9 @@ def pytest_addoption(parser):
     g.addoption("--resume", default=None, metavar="DIR",
                 help="finish an interrupted run: run only the cases without a final record in DIR's journal "
                      "(DIR is the report directory of that run)")
+    g.addoption("--atk", action="append", default=[], metavar="PATH",
+                help="run ATK case lists (JSON files, or directories of them) as well; alone, instead of tests/. "
+                     "A .json file in a directory named 'atk' is read as one without this option")
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
     for fam in families.FAMILIES:
         config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
+    _add_atk_args(config)
+    _one_torch_thread()
     session = CaseSession(config, RunSettings.from_config(config))
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "aclnn-case-session")
@@ -130,10 +136,59 @@ def pytest_unconfigure(config):
         session.shutdown()
 
 
+def _one_torch_thread() -> None:
+    """Goldens and forward passes run on small tensors, one case after another (xdist gives the
+    parallelism): torch's intra-op thread pool costs more than it saves there (a 2x3x9x9
+    max_pool2d took 33 ms with 2 threads, 4 us with 1). OMP_NUM_THREADS, when set, wins."""
+    if "OMP_NUM_THREADS" not in os.environ:
+        import torch
+        torch.set_num_threads(1)
+
+
 def pytest_collect_file(parent, file_path):
     if file_path.suffix in (".yaml", ".yml") and file_path.parent.name == "cases":
         return CaseFile.from_parent(parent, path=file_path)
+    if file_path.suffix == ".json" and _is_atk(parent.config, file_path):
+        return AtkFile.from_parent(parent, path=file_path)
     return None
+
+
+# ---------------------------------------------------------------- ATK case lists (harness/model/atk.py)
+
+CASES_DIR = Path(__file__).resolve().parents[1] / "cases"      # the operators' own case files
+
+
+def _add_atk_args(config) -> None:
+    """--atk paths are collected like command-line paths; given alone, they replace testpaths.
+    xdist workers rebuild their config from the original command line, so they do the same."""
+    paths = [str(Path(p).resolve()) for p in config.getoption("atk")]
+    if not paths:
+        return
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise pytest.UsageError(f"--atk: no such file or directory: {', '.join(missing)}")
+    from_testpaths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    config.args[:] = paths if from_testpaths else [*config.args, *paths]
+
+
+def _is_atk(config, file_path) -> bool:
+    if file_path.parent.name == "atk":
+        return True
+    given = [Path(p).resolve() for p in config.getoption("atk")]
+    return any(file_path == g or g in file_path.parents for g in given)
+
+
+class AtkFile(pytest.File):
+    def collect(self):
+        try:
+            cases = load_atk_file(self.path, CASES_DIR)
+        except CaseFileError as e:
+            yield CaseFileErrorItem.from_parent(self, name="case-file-error", error=e)
+            return
+        for marker in {c.op.marker for c in cases}:
+            self.config.addinivalue_line("markers", f"{marker}: cases of the operator")
+        for case in cases:
+            yield CaseItem.from_parent(self, name=case.name, case=case)
 
 
 class CaseSession:
@@ -277,7 +332,7 @@ class CaseSession:
             if report.failed and record["status"] in (Status.PASS.value, Status.UNEXPECTED_PASS.value):
                 record["status"], record["reason"] = Status.FAIL.value, _one_line(report)   # raised after judging
                 self.controller_journal.finished(record)
-        elif report.failed and ".yaml::" in report.nodeid:
+        elif report.failed and (".yaml::" in report.nodeid or ".json::" in report.nodeid):
             # no record came back: the xdist worker running it died (killed from outside), or the
             # harness itself raised around the case worker
             died = "crashed while running" in str(report.longrepr or "")
@@ -332,7 +387,8 @@ class CaseSession:
     def _case_of(self, nodeid: str) -> dict:
         file_part, _, name = nodeid.partition("::")
         try:
-            op = yaml.safe_load((Path(str(self.config.rootpath)) / file_part).read_text())["op"]
+            path = Path(str(self.config.rootpath)) / file_part
+            op = atk.op_name(path, atk.read(path)) if path.suffix == ".json" else yaml.safe_load(path.read_text())["op"]
         except Exception:          # the record matters more than its op name
             op = Path(file_part).stem
         return {"case_id": f"{op}.{name}", "op": op}
@@ -343,7 +399,7 @@ def _runs_cases(config) -> bool:
     root = Path(str(config.rootpath)).resolve()
     for arg in config.args:
         path = Path(str(arg).split("::")[0])
-        if path.suffix in (".yaml", ".yml") or path.name == "cases" or \
+        if path.suffix in (".yaml", ".yml", ".json") or path.name in ("cases", "atk") or \
                 (path / "cases").is_dir() and path.resolve() == root:
             return True
     return False

@@ -15,6 +15,8 @@ class RunResult:
     phase2_status: int | None = None      # None when phase 2 did not run
     sync_status: int | None = None
     outputs: dict[str, TensorArg] = field(default_factory=dict)   # storage copied back to host
+    not_run: str = ""                     # why phase 2 was deliberately not run after a successful phase 1
+    workspace_size: int | None = None     # phase 1's *workspaceSize when it succeeded
 
     @property
     def runtime_failed(self) -> bool:

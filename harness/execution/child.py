@@ -116,9 +116,15 @@ def worker(read_fd: int, write_fd: int) -> int:
 def _preload() -> None:
     """What every case needs, imported once in the zygote instead of in every worker."""
     import golden
+    import torch
     from ..backends import aclnn, torch_backend  # noqa: F401  (imports only: nothing is opened)
     for name in golden.available():
         golden.load(name)
+    # Goldens and forward passes run on small tensors, one case after another (xdist gives the
+    # parallelism): torch's intra-op thread pool costs more than it saves there.
+    # OMP_NUM_THREADS, when set, wins.
+    if "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(1)
 
 
 def zygote(sock_fd: int, supervisor: int) -> int:

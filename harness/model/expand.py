@@ -12,7 +12,7 @@ import math
 from .. import dtypes, families, formats
 from ..errors import CaseFileError
 from . import distributions, ids
-from .spec import LAYOUTS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
+from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
 from .vocabulary import Vocabulary
 
 
@@ -271,7 +271,7 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
     w = Where(path, name, vocab)
     group_fams = w.families("families", g.get("families", op.families))
     checks = {c.id: c for c in op.checks}
-    nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")}
+    nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")} | set(OUT_POINTERS)
     cases = []
     for i, sc in enumerate(block["scenarios"]):
         fld = f"invalid.scenarios.{i}"
@@ -287,7 +287,8 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         _agrees_with_check(w, fld, status, checks.get(sc.get("check")))
         null = sc.get("null")
         if null is not None and null not in nullable:
-            raise w.error(f"null names {null!r}, which is not a tensor or int_array parameter", f"{fld}.null")
+            raise w.error(f"null names {null!r}, which is not a tensor or int_array parameter "
+                          f"nor one of phase 1's out-pointers ({', '.join(OUT_POINTERS)})", f"{fld}.null")
         changes = _tensor_changes(w, fld, sc.get("tensors"), op)
         attrs = w.attrs(src("attrs"), base["attrs"], op)
         attr_changes = w.attrs(f"{fld}.attrs", sc.get("attrs") or {}, op, partial=True)
