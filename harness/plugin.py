@@ -3,12 +3,17 @@
 The pattern is pytest's own "YAML test files" example: a File collector per
 case file and one Item per expanded case. The command line is read once into
 RunSettings (in the stash); a CaseSession object holds the per-process state
-(backend, recorder) and implements the hooks that need it.
+(case executor, journal, recorder) and implements the hooks that need it.
+
+Cases never run in the pytest process: a supervised worker process runs them
+(harness/execution/), so a crash or a hang in the library costs one case. The
+controller (or the only process) checks the configuration at start-up by opening
+the backend in such a worker, before any case runs, and owns the report directory.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
@@ -17,11 +22,14 @@ import yaml
 from . import backends, families
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
+from .execution import journal as journal_mod
+from .execution.deadline import deadline_for
+from .execution.rundir import RunDir
+from .execution.supervisor import CaseExecutor
 from .judge import load_case_file
-from .judge.cache import GoldenCache
-from .judge.runner import run_case
 from .model import Case
 from .report import Recorder
+from .reporting.status import Status
 
 _SESSION = pytest.StashKey()
 
@@ -42,13 +50,14 @@ def pytest_addoption(parser):
                 help="which case tiers to run (default: default; slow tiers are opt-in)")
     g.addoption("--no-sw-fallback", action="store_true",
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
-    g.addoption("--golden-cache", default=None, metavar="DIR",
-                help="keep every case's inputs and golden in DIR (keyed by the case, the golden's source and the "
-                     "torch/numpy versions; damaged entries are recomputed) and reuse them on later runs")
-    g.addoption("--prepare-only", action="store_true",
-                help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
                 help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
+    g.addoption("--case-timeout", type=float, default=None, metavar="SECONDS",
+                help="deadline of every case (default: the case file's timeout_s, else sized from the case); "
+                     "a case past it is TIMEOUT and its worker process is replaced")
+    g.addoption("--resume", default=None, metavar="DIR",
+                help="finish an interrupted run: run only the cases without a final record in DIR's journal "
+                     "(DIR is the report directory of that run)")
 
 
 @dataclass(frozen=True)
@@ -62,23 +71,28 @@ class RunSettings:
     tier: str
     report_dir: str | None
     worker: str | None        # xdist worker id; None in the controller or without xdist
-    golden_cache: str | None
-    prepare_only: bool
+    case_timeout: float | None = None
+    resume: str | None = None
 
     @classmethod
     def from_config(cls, config) -> "RunSettings":
-        if config.getoption("prepare_only") and not config.getoption("golden_cache"):
-            raise pytest.UsageError("--prepare-only needs --golden-cache DIR (where the prepared data goes)")
         soc = config.getoption("soc")
         try:
             family = families.check_family(soc) if soc else None
         except families.UnknownSocError as e:
             raise pytest.UsageError(str(e)) from None
+        timeout = config.getoption("case_timeout")
+        if timeout is not None and timeout <= 0:
+            raise pytest.UsageError(f"--case-timeout: must be > 0 seconds, got {timeout:g}")
         return cls(config.getoption("backend"), config.getoption("device"), family,
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
-                   getattr(config, "workerinput", {}).get("workerid"),
-                   config.getoption("golden_cache"), config.getoption("prepare_only"))
+                   getattr(config, "workerinput", {}).get("workerid"), timeout, config.getoption("resume"))
+
+    def backend_settings(self) -> dict:
+        """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
+        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker")
+        return {k: v for k, v in asdict(self).items() if k in keys}
 
 
 def pytest_configure(config):
@@ -90,6 +104,13 @@ def pytest_configure(config):
     session = CaseSession(config, RunSettings.from_config(config))
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "aclnn-case-session")
+    session.configure()
+
+
+def pytest_unconfigure(config):
+    session = config.stash.get(_SESSION, None)
+    if session is not None:
+        session.shutdown()
 
 
 def pytest_collect_file(parent, file_path):
@@ -99,41 +120,124 @@ def pytest_collect_file(parent, file_path):
 
 
 class CaseSession:
-    """Per-process state: the backend (opened on first use, never in the xdist controller)
-    and the recorder (only in the controller, or the one process without xdist)."""
+    """Per-process state. The controller (or the only process) opens the run: it checks the
+    configuration in a case worker, locks the report directory and records results. Every
+    process that runs cases has a case executor (its worker process) and a journal."""
 
     def __init__(self, config, settings: RunSettings):
         self.config, self.settings = config, settings
-        self._backend = None
-        self.recorder: Recorder | None = None
-        self.cache = GoldenCache(settings.golden_cache) if settings.golden_cache else None
         self.is_controller = not hasattr(config, "workerinput")
+        self.run: dict | None = None          # run id, report dir, backend properties, cases already done
+        self.rundir: RunDir | None = None
+        self.recorder: Recorder | None = None
+        self.executor: CaseExecutor | None = None
+        self.journal: journal_mod.Journal | None = None
+        self.controller_journal: journal_mod.Journal | None = None
 
-    def backend(self):
-        if self._backend is None:
-            try:
-                self._backend = backends.create(self.settings.backend, self.settings)
-            except HarnessConfigError as e:
-                raise pytest.UsageError(str(e)) from None
-        return self._backend
+    # ------------------------------------------------------------ the run
+
+    def configure(self) -> None:
+        if not self.is_controller:
+            self.run = self.config.workerinput.get("aclnn_run")
+            return
+        if self.config.getoption("collectonly") or not _runs_cases(self.config):
+            return
+        self._open_run()
+
+    def _open_run(self) -> None:
+        """Everything that can be wrong with the set-up fails here, in one line, before any case runs."""
+        distributed = self.config.getoption("dist", "no") != "no"
+        executor = CaseExecutor(self.settings.backend_settings(), "probe" if distributed else "main")
+        try:
+            properties = executor.start()
+            resume = self.settings.resume
+            directory = Path(resume or self.settings.report_dir or Path(str(self.config.rootpath)) / "reports" /
+                             f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}")
+            self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args])
+        except HarnessConfigError as e:
+            executor.close()
+            raise pytest.UsageError(str(e)) from None
+        state = journal_mod.scan(directory) if resume else journal_mod.State()
+        self.run = {"run_id": self.rundir.run_id, "report_dir": str(directory), "properties": properties,
+                    "done": sorted(state.final), "missing_before": sorted(state.missing)}
+        if distributed:
+            executor.close()             # the workers open their own
+        else:
+            self.executor = executor
+        self.recorder = Recorder(directory, banner(properties), properties)
+        self.controller_journal = journal_mod.Journal(directory, self.rundir.run_id, "controller")
+
+    def pytest_configure_node(self, node):
+        """xdist: every worker runs in the controller's run (same report dir, run id, backend facts)."""
+        if self.run is not None:
+            node.workerinput["aclnn_run"] = self.run
+
+    def shutdown(self) -> None:
+        for thing in (self.executor, self.journal, self.controller_journal):
+            if thing is not None:
+                thing.close()
+        self.executor = self.journal = self.controller_journal = None
+        if self.rundir is not None:
+            self.rundir.release()
+            self.rundir = None
+
+    def properties(self) -> dict:
+        return dict(self.run["properties"]) if self.run else {}
+
+    def run_case(self, item) -> dict:
+        """Run one case in this process's case worker, journalled before and after."""
+        if self.run is None:
+            raise pytest.UsageError("case items need a run: point pytest at case files (cases/*.yaml)")
+        if self.executor is None:
+            label = self.settings.worker or "main"
+            self.executor = CaseExecutor(self.settings.backend_settings(), label)
+        case = item.case
+        self.process_journal().started(case.id, item.nodeid, case.op.name)
+        record = self.executor.run(case, deadline_for(case, self.settings.case_timeout))
+        record["nodeid"] = item.nodeid
+        self.journal.finished(record)
+        return record
+
+    def process_journal(self) -> journal_mod.Journal:
+        if self.journal is None:
+            self.journal = journal_mod.Journal(Path(self.run["report_dir"]), self.run["run_id"],
+                                               self.settings.worker or "main")
+        return self.journal
 
     # ------------------------------------------------------------ hooks
+
+    def pytest_sessionstart(self, session):
+        if self.recorder is None:
+            return
+        _add_junit_properties(self.config, self.recorder.properties)    # junitxml is configured after us
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is None:
+            return
+        if self.settings.resume:          # said even with -q: what this run will (re)do
+            tr.write_line(f"resuming run {self.run['run_id']} in {self.run['report_dir']}: {len(self.run['done'])} "
+                          f"case(s) already finished, {len(self.run['missing_before'])} MISSING will run again")
+            for case_id in self.run["missing_before"]:
+                tr.write_line(f"  MISSING {case_id}")
+        elif self.rundir.archived is not None:
+            tr.write_line(f"the previous run's results were moved to {self.rundir.archived}")
 
     def pytest_report_header(self, config):
         if config.getoption("collectonly") or not _runs_cases(config):
             return None
-        return backends.preview(self.settings.backend, self.settings)
+        if self.run is None:
+            return backends.preview(self.settings.backend, self.settings)
+        return banner(self.run["properties"])
 
     def pytest_collection_modifyitems(self, config, items):
         family = self.settings.family
-        if self.settings.backend == "aclnn" and not config.getoption("collectonly") \
-                and not self.settings.prepare_only and any(hasattr(i, "case") for i in items):
-            family = self.backend().info.family       # the library's family decides what applies
+        if self.settings.backend == "aclnn" and self.run is not None:
+            family = self.run["properties"].get("family") or family   # the library's family decides
+        done = set(self.run["done"]) if self.run else set()
         keep, drop = [], []
         for item in items:
             case = getattr(item, "case", None)
             if case is None or (self.settings.tier in ("all", case.tier)
-                                and (family is None or family in case.families)):
+                                and (family is None or family in case.families) and case.id not in done):
                 keep.append(item)
             else:
                 drop.append(item)
@@ -142,59 +246,60 @@ class CaseSession:
             items[:] = keep
 
     def pytest_runtest_logreport(self, report):
-        """Record each case once: its judged outcome, or the error that stopped it."""
+        """Record each case once: the record its worker sent, or what stopped it."""
+        if not self.is_controller or self.recorder is None:
+            return      # xdist workers forward reports; the controller records
         props = dict(report.user_properties)
-        if "case_id" not in props and report.failed and ".yaml::" in report.nodeid:
-            # a worker that crashed (segfault, abort in the library) sends a bare report: keep it
-            props = self._crashed_case(report.nodeid)
-        if "case_id" not in props or not (report.when == "call" or report.failed):
+        if "record" in props:
+            if report.when != "call" and not report.failed:
+                return
+            record = json.loads(props["record"])
+            if report.failed and record["status"] in (Status.PASS.value, Status.UNEXPECTED_PASS.value):
+                record["status"], record["reason"] = Status.FAIL.value, _one_line(report)   # raised after judging
+                self.controller_journal.finished(record)
+        elif report.failed and ".yaml::" in report.nodeid:
+            # the pytest process running it died (an xdist worker killed from outside): no record came back
+            record = {**self._case_of(report.nodeid), "status": Status.CRASH.value, "nodeid": report.nodeid,
+                      "reason": f"CRASH: the pytest worker running it died: {_one_line(report)}",
+                      "backend": self.properties()}
+            self.controller_journal.finished(record)
+        else:
             return
-        if not self.is_controller or self.settings.prepare_only:   # workers forward; nothing judged
-            return
-        recorder = self._recorder(props)
-        if "outcome" in props:
-            record = json.loads(props["outcome"])
-            if report.failed and record.get("outcome") == "passed":   # raised after judging
-                record["outcome"], record["reason"] = "error", _one_line(report)
-        else:                                                        # raised before judging
-            record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error",
-                      "reason": _one_line(report)}
-        recorder.add(record)
+        self.recorder.add(record)
 
-    def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
-        if self.cache is not None and self.cache.hits + self.cache.misses:
-            c = self.cache       # this process's use (under xdist each worker has its own)
-            terminalreporter.write_line(f"golden cache {c.dir}: {c.hits} hits, {c.misses} computed, "
-                                        f"{len(c.rejected)} damaged entries recomputed")
-            for line in c.rejected[:20]:
-                terminalreporter.write_line(f"  {line}")
+    def pytest_sessionfinish(self, session, exitstatus):
         if self.recorder is None:
             return
-        directory = self.recorder.finish()
+        state = journal_mod.scan(self.recorder.dir)     # every worker's journal: one record per case
+        self.recorder.finish(state.records())
+        if state.missing and session.exitstatus == 0:
+            session.exitstatus = 1
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        if self.recorder is None:
+            return
         tr = terminalreporter
         tr.section("aclnn conformance summary")
         tr.write_line(self.recorder.banner)
+        not_run: dict[str, int] = {}
+        for record in self.recorder.serious():
+            reason = record.get("reason", "")
+            if reason.startswith("not run:"):       # a lost device: one line, not one per case
+                not_run[reason] = not_run.get(reason, 0) + 1
+            else:
+                tr.write_line(f"{record['status']:<8} {record['case_id']}: {reason}"[:400])
+        for reason, count in not_run.items():
+            tr.write_line(f"DEVICE LOST: {count} case(s) {reason}"[:600], red=True, bold=True)
         for line in self.recorder.table():
             tr.write_line(line)
         if self.recorder.notes:
             tr.write_line(f"{len(self.recorder.notes)} case(s) carry a note: a documented claim the code does "
                           "not follow, or a deviation they target (summary.json)")
-        tr.write_line(f"reports: {directory}")
+        tr.write_line(f"reports: {self.recorder.dir}")
 
     # ------------------------------------------------------------ helpers
 
-    def _recorder(self, props: dict) -> Recorder:
-        """Created on the first case result, from the backend facts that came with it
-        (under xdist the controller has no backend of its own)."""
-        if self.recorder is None:
-            properties = {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
-            directory = self.settings.report_dir or Path(str(self.config.rootpath)) / "reports" / \
-                f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
-            self.recorder = Recorder(Path(directory), banner(properties), properties)
-            _add_junit_properties(self.config, properties)
-        return self.recorder
-
-    def _crashed_case(self, nodeid: str) -> dict:
+    def _case_of(self, nodeid: str) -> dict:
         file_part, _, name = nodeid.partition("::")
         try:
             op = yaml.safe_load((Path(str(self.config.rootpath)) / file_part).read_text())["op"]
@@ -252,8 +357,12 @@ class CaseFileErrorItem(pytest.Item):
         self.user_properties += [("case_id", f"{self.path.name}::case-file-error"), ("op", "(case file)")]
 
     def runtest(self):
-        for k, v in self.config.stash[_SESSION].backend().info.as_properties().items():
-            self.user_properties.append((k, v))
+        session = self.config.stash[_SESSION]
+        record = {"case_id": f"{self.path.name}::case-file-error", "op": "(case file)", "status": Status.FAIL.value,
+                  "reason": str(self.error), "nodeid": self.nodeid, "backend": session.properties()}
+        if session.run is not None:
+            session.process_journal().finished(record)
+        self.user_properties.append(("record", json.dumps(record)))
         raise self.error
 
     def repr_failure(self, excinfo, style=None):
@@ -280,21 +389,15 @@ class CaseItem(pytest.Item):
             self.add_marker("slow")
 
     def runtest(self):
-        session = self.config.stash[_SESSION]
-        if session.settings.prepare_only:      # no device: inputs and golden into the cache only
-            session.cache.get(self.case, self.case.runs_numerics(session.settings.family))
-            return
-        backend = session.backend()
-        outcome = run_case(self.case, backend, backend.info.family, session.cache)
-        self.user_properties.append(("outcome", json.dumps(outcome.to_dict(), default=str)))
-        for k, v in backend.info.as_properties().items():
-            self.user_properties.append((k, v))
-        if outcome.outcome == "skipped":
-            pytest.skip(outcome.reason)
-        if outcome.outcome == "xfailed":
-            pytest.xfail(outcome.reason)
-        if outcome.outcome == "failed":
-            raise CaseFailure(outcome.reason)
+        record = self.config.stash[_SESSION].run_case(self)
+        self.user_properties.append(("record", json.dumps(record, default=str)))
+        status = Status(record["status"])
+        if status is Status.SKIP:
+            pytest.skip(record["reason"])
+        if status is Status.EXPECTED_FAIL:
+            pytest.xfail(record["reason"])
+        if status.is_failure:
+            raise CaseFailure(record["reason"])
 
     def repr_failure(self, excinfo, style=None):
         # the reason is the whole story; a traceback of the harness would only hide it

@@ -1,8 +1,10 @@
 """Results on disk and the end-of-run summary.
 
-Each finished case is appended to results.jsonl as soon as its report
-arrives (in the xdist controller too), so a crash or a Ctrl-C later in the run
-loses nothing already obtained. summary.json / summary.txt are written at the end.
+Each finished case is appended to results.jsonl as soon as its report arrives
+(in the xdist controller too), a live view. At the end results.jsonl is rewritten
+from the journals (harness/execution/journal.py: one record per case, a resumed
+run's earlier records included), then summary.json / summary.txt are written.
+Records are counted by their `status` (harness/reporting/status.py).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from .jsonsafe import jsonable
+from .reporting.status import ORDER, Status
 
 
 class Recorder:
@@ -21,39 +24,56 @@ class Recorder:
         self.banner, self.properties = banner, properties
         self.results_path = self.dir / "results.jsonl"
         self.results_path.write_text("")
-        self.counts: dict[str, Counter] = defaultdict(Counter)
-        self.notes: list[tuple[str, str]] = []
-        self.failures: list[tuple[str, str]] = []
+        self.records: list[dict] = []
         self.started = time.time()
 
     def add(self, record: dict) -> None:
-        op = record.get("op", "?")
-        outcome = record.get("outcome", "?")
-        self.counts[op][outcome] += 1
-        if record.get("note"):
-            self.notes.append((record["case_id"], record["note"]))
-        if outcome in ("failed", "error"):
-            self.failures.append((record["case_id"], record.get("reason", "")))
+        self.records.append(record)
         with self.results_path.open("a") as f:
             f.write(json.dumps(jsonable(record)) + "\n")
 
+    @property
+    def counts(self) -> dict[str, Counter]:
+        counts: dict[str, Counter] = defaultdict(Counter)
+        for r in self.records:
+            counts[r.get("op") or "?"][r["status"]] += 1
+        return counts
+
+    @property
+    def notes(self) -> list[tuple[str, str]]:
+        return [(r["case_id"], r["note"]) for r in self.records if r.get("note")]
+
+    def serious(self) -> list[dict]:
+        """Cases that crashed, hung or never finished: said on the terminal one by one."""
+        bad = (Status.CRASH.value, Status.TIMEOUT.value, Status.MISSING.value)
+        return [r for r in self.records if r["status"] in bad]
+
     def table(self) -> list[str]:
-        cols = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
-        width = max([len(op) for op in self.counts] + [8])
+        counts = self.counts
+        cols = [s.value for s in ORDER if any(c[s.value] for c in counts.values())] or [Status.PASS.value]
+        width = max([len(op) for op in counts] + [8])
         lines = [f"{'operator':<{width}}  " + "  ".join(f"{c:>7}" for c in cols) + "    total"]
         total = Counter()
-        for op in sorted(self.counts):
-            c = self.counts[op]
+        for op in sorted(counts):
+            c = counts[op]
             total.update(c)
             lines.append(f"{op:<{width}}  " + "  ".join(f"{c[k]:>7}" for k in cols) + f"  {sum(c.values()):>7}")
         lines.append(f"{'all':<{width}}  " + "  ".join(f"{total[k]:>7}" for k in cols) + f"  {sum(total.values()):>7}")
         return lines
 
-    def finish(self) -> Path:
+    def finish(self, records: list[dict] | None = None) -> Path:
+        """Write the summaries; `records` (one per case, from the journals) replace what arrived live."""
+        if records is not None:
+            self.records = list(records)
+            tmp = self.results_path.with_suffix(".tmp")
+            tmp.write_text("".join(json.dumps(jsonable(r)) + "\n" for r in self.records))
+            tmp.replace(self.results_path)
+        failing = [r for r in self.records if Status(r["status"]).is_failure]
         summary = {"banner": self.banner, "properties": self.properties,
                    "duration_s": round(time.time() - self.started, 3),
                    "per_operator": {op: dict(c) for op, c in self.counts.items()},
-                   "failures": [{"case_id": c, "reason": r} for c, r in self.failures],
+                   "failures": [{"case_id": r["case_id"], "status": r["status"], "reason": r.get("reason", "")}
+                                for r in failing],
                    "notes": [{"case_id": c, "note": n} for c, n in self.notes]}
         (self.dir / "summary.json").write_text(json.dumps(jsonable(summary), indent=2) + "\n")
         text = [self.banner, *self.table()]

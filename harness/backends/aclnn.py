@@ -173,6 +173,12 @@ class AclnnBackend:
             problems.append(f"software CANN reports {' and '.join(parts)} after the case")
         return problems
 
+    def recover(self) -> str:
+        """After a runtime error: a clean device in this process. Returns what was done;
+        raises (AclCallError, HarnessConfigError) when the device cannot be recovered."""
+        self.session.reset()
+        return f"aclrtResetDevice({self.session.device_id}) + aclrtSetDevice({self.session.device_id})"
+
     def close(self) -> None:
         runtime.close_session()
 

@@ -64,4 +64,8 @@ class Backend(Protocol):
     def after_case(self) -> list[str]:
         """Post-case health checks (e.g. leaked objects); returns problems found."""
 
+    def recover(self) -> str:
+        """Optional: bring the device back after a runtime error; returns what was done.
+        Backends without it are recovered by a fresh worker process."""
+
     def close(self) -> None: ...

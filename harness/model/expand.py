@@ -180,7 +180,8 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
     for shape, dt, idt, fmt, lay, dist, attrs in itertools.product(shapes, dts, idts, fmts, lays, dists, attr_sets):
         case_name = ids.matrix_case_name(name, dt, idt, shape, attrs, fmt, lay, dist.name)
         cases.append(Case(op, name, case_name, "valid", shape, dt, idt, fmt, lay, attrs, dist,
-                          fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs))
+                          fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs,
+                          timeout_s=g.get("timeout_s")))
     return cases
 
 
@@ -229,5 +230,6 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
         cases.append(Case(op, name, f"{name}[{label}]", "invalid", w.shape("invalid.base.shape", base["shape"]),
                           dt, idt, fmt, lay, attrs, dist, fams, status, op.standard, g.get("tier", "default"),
-                          sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes)))
+                          sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes),
+                          timeout_s=g.get("timeout_s")))
     return cases

@@ -114,6 +114,7 @@ class Case:
     check: str | None = None
     mutation: Mutation | None = None
     deviations: tuple[Deviation, ...] = ()
+    timeout_s: float | None = None    # the group's deadline; None: sized from the shape
 
     def deviation_on(self, backend: str) -> Deviation | None:
         return next((d for d in self.deviations if d.matches(backend, self.dtype)), None)

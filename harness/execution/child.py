@@ -1,0 +1,160 @@
+"""The case worker: a long-lived process that opens the backend once and runs the cases its
+supervisor (harness/execution/supervisor.py) sends, one at a time.
+
+Workers are forked from a zygote: a process started once per supervisor that imports the
+harness, torch and the goldens but opens nothing (no ACL state is ever forked), so replacing
+a crashed or hung worker costs a fork, not an interpreter start.
+
+It exists so that the library under test can segfault, abort or hang without taking the
+pytest process (and the results) with it. The C-level faulthandler writes every thread's
+Python stack to stderr (a log file the supervisor reads) on a fatal signal, and on SIGUSR1,
+which the supervisor sends when a case passes its deadline: that works while the main
+thread is blocked inside a C call, where no Python code can run.
+
+Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case)* and
+("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
+("done", outcome, recovery) per case.
+"""
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import os
+import signal
+import socket
+import sys
+import traceback
+from types import SimpleNamespace
+
+from .. import backends
+from ..errors import HarnessConfigError
+from ..judge.runner import run_case
+from .channel import Channel, ChannelClosed
+
+
+def _outcome_of_exception(case, e: BaseException) -> dict:
+    """An exception inside a case keeps its message (and where it came from) in the record."""
+    return {"case_id": case.id, "op": case.op.name, "outcome": "error",
+            "reason": f"{type(e).__name__}: {e}".strip()[:2000],
+            "traceback": traceback.format_exc()[-4000:]}
+
+
+def _needs_recovery(outcome: dict) -> bool:
+    """A runtime error (phase 2, stream sync) or an exception leaves the device in an unknown state."""
+    return bool(outcome.get("phase2_status")) or bool(outcome.get("sync_status")) or outcome["outcome"] == "error"
+
+
+def _recover(backend, outcome: dict) -> dict | None:
+    if not _needs_recovery(outcome) or not hasattr(backend, "recover"):
+        return None
+    cause = (f"phase 2 status {outcome.get('phase2_status')}, stream sync {outcome.get('sync_status')}"
+             if outcome["outcome"] != "error" else outcome["reason"][:300])
+    try:
+        return {"action": backend.recover(), "cause": cause, "ok": True}
+    except Exception as e:          # the supervisor replaces this process instead
+        return {"action": "in-process device reset", "cause": cause, "ok": False,
+                "error": f"{type(e).__name__}: {e}"[:1000]}
+
+
+def run_one(backend, case) -> tuple[dict, dict | None]:
+    """Judge one case; then, if it left the device in doubt, reset the device."""
+    try:
+        outcome = run_case(case, backend, backend.info.family).to_dict()
+    except Exception as e:
+        outcome = _outcome_of_exception(case, e)
+    return outcome, _recover(backend, outcome)
+
+
+def serve(channel: Channel) -> int:
+    kind, settings = channel.recv()
+    assert kind == "open", kind
+    try:
+        backend = backends.create(settings["backend"], SimpleNamespace(**settings))
+    except HarnessConfigError as e:
+        channel.send(("config_error", str(e)))
+        return 3
+    channel.send(("ready", backend.info.as_properties()))
+    while True:
+        try:
+            message = channel.recv()
+        except ChannelClosed:
+            break
+        if message[0] == "close":
+            break
+        outcome, recovery = run_one(backend, message[1])
+        channel.send(("done", outcome, recovery))
+        if recovery and not recovery["ok"]:
+            return 2                 # a device this process cannot reset: let a fresh process try
+    backend.close()
+    return 0
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when its supervisor dies, so a killed run leaves no hung worker."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def worker(read_fd: int, write_fd: int) -> int:
+    _die_with_parent()
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    channel = Channel(read_fd, write_fd)
+    try:
+        return serve(channel)
+    except ChannelClosed:
+        return 0                     # the supervisor went away: nothing left to report to
+
+
+def _preload() -> None:
+    """What every case needs, imported once in the zygote instead of in every worker."""
+    import golden
+    from ..backends import aclnn, torch_backend  # noqa: F401  (imports only: nothing is opened)
+    for name in golden.available():
+        golden.load(name)
+
+
+def zygote(sock_fd: int, supervisor: int) -> int:
+    """Fork a worker per request. Requests on the socket: b"fork" with the worker's two pipe ends
+    and its log file as SCM_RIGHTS descriptors (answer: its pid); b"wait PID" (answer: its exit
+    code, negative for a signal, as subprocess reports it)."""
+    _die_with_parent()
+    if os.getppid() != supervisor:
+        return 0                     # the supervisor died before the line above took effect
+    _preload()
+    sock = socket.socket(fileno=sock_fd)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 256, 3)
+        except OSError:
+            return 0
+        if not message:
+            return 0                 # the supervisor closed its end
+        if message == b"fork":
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                os.dup2(fds[2], 1)
+                os.dup2(fds[2], 2)
+                code = 1
+                try:
+                    code = worker(fds[0], fds[1])
+                except BaseException:
+                    traceback.print_exc()
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(code)
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(str(pid).encode())
+        elif message.startswith(b"wait "):
+            _, status = os.waitpid(int(message[5:]), 0)
+            sock.sendall(str(os.waitstatus_to_exitcode(status)).encode())
+
+
+if __name__ == "__main__":
+    sys.exit(zygote(int(sys.argv[1]), int(sys.argv[2])))
