@@ -15,6 +15,7 @@ class RunResult:
     phase2_status: int | None = None      # None when phase 2 did not run
     sync_status: int | None = None
     outputs: dict[str, TensorArg] = field(default_factory=dict)   # storage copied back to host
+    launch_s: float | None = None         # wall time of phase 2 + stream sync; None when not run
 
     @property
     def runtime_failed(self) -> bool:
