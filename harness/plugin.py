@@ -27,6 +27,7 @@ from .execution.deadline import deadline_for
 from .execution.rundir import RunDir
 from .execution.supervisor import CaseExecutor
 from .judge import load_case_file
+from .judge.cache import GoldenCache
 from .model import Case
 from .report import Recorder
 from .reporting.status import Status
@@ -50,6 +51,11 @@ def pytest_addoption(parser):
                 help="which case tiers to run (default: default; slow tiers are opt-in)")
     g.addoption("--no-sw-fallback", action="store_true",
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
+    g.addoption("--golden-cache", default=None, metavar="DIR",
+                help="keep every case's inputs and golden in DIR (keyed by the case, the golden's source and the "
+                     "torch/numpy versions; damaged entries are recomputed) and reuse them on later runs")
+    g.addoption("--prepare-only", action="store_true",
+                help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
                 help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
     g.addoption("--case-timeout", type=float, default=None, metavar="SECONDS",
@@ -71,11 +77,15 @@ class RunSettings:
     tier: str
     report_dir: str | None
     worker: str | None        # xdist worker id; None in the controller or without xdist
+    golden_cache: str | None = None
+    prepare_only: bool = False
     case_timeout: float | None = None
     resume: str | None = None
 
     @classmethod
     def from_config(cls, config) -> "RunSettings":
+        if config.getoption("prepare_only") and not config.getoption("golden_cache"):
+            raise pytest.UsageError("--prepare-only needs --golden-cache DIR (where the prepared data goes)")
         soc = config.getoption("soc")
         try:
             family = families.check_family(soc) if soc else None
@@ -87,11 +97,12 @@ class RunSettings:
         return cls(config.getoption("backend"), config.getoption("device"), family,
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
-                   getattr(config, "workerinput", {}).get("workerid"), timeout, config.getoption("resume"))
+                   getattr(config, "workerinput", {}).get("workerid"), config.getoption("golden_cache"),
+                   config.getoption("prepare_only"), timeout, config.getoption("resume"))
 
     def backend_settings(self) -> dict:
         """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
-        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker")
+        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache")
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 
@@ -133,6 +144,9 @@ class CaseSession:
         self.executor: CaseExecutor | None = None
         self.journal: journal_mod.Journal | None = None
         self.controller_journal: journal_mod.Journal | None = None
+        # --prepare-only fills the cache in this process (no device, no case worker); a run uses
+        # it in its case workers, which report their hits and misses (executor.cache_stats)
+        self.cache = GoldenCache(settings.golden_cache) if settings.prepare_only else None
 
     # ------------------------------------------------------------ the run
 
@@ -140,7 +154,7 @@ class CaseSession:
         if not self.is_controller:
             self.run = self.config.workerinput.get("aclnn_run")
             return
-        if self.config.getoption("collectonly") or not _runs_cases(self.config):
+        if self.config.getoption("collectonly") or self.settings.prepare_only or not _runs_cases(self.config):
             return
         self._open_run()
 
@@ -258,10 +272,13 @@ class CaseSession:
                 record["status"], record["reason"] = Status.FAIL.value, _one_line(report)   # raised after judging
                 self.controller_journal.finished(record)
         elif report.failed and ".yaml::" in report.nodeid:
-            # the pytest process running it died (an xdist worker killed from outside): no record came back
-            record = {**self._case_of(report.nodeid), "status": Status.CRASH.value, "nodeid": report.nodeid,
-                      "reason": f"CRASH: the pytest worker running it died: {_one_line(report)}",
-                      "backend": self.properties()}
+            # no record came back: the xdist worker running it died (killed from outside), or the
+            # harness itself raised around the case worker
+            died = "crashed while running" in str(report.longrepr or "")
+            status, what = (Status.CRASH, "the pytest worker running it died") if died else \
+                (Status.FAIL, "harness error")
+            record = {**self._case_of(report.nodeid), "status": status.value, "nodeid": report.nodeid,
+                      "reason": f"{status.value}: {what}: {_one_line(report)}", "backend": self.properties()}
             self.controller_journal.finished(record)
         else:
             return
@@ -276,6 +293,13 @@ class CaseSession:
             session.exitstatus = 1
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        stats = self.cache if self.cache is not None else (self.executor.cache_stats if self.executor else None)
+        if stats is not None and stats.hits + stats.misses:
+            # this process's use (under xdist each worker has its own)
+            terminalreporter.write_line(f"golden cache {self.settings.golden_cache}: {stats.hits} hits, "
+                                        f"{stats.misses} computed, {len(stats.rejected)} damaged entries recomputed")
+            for line in stats.rejected[:20]:
+                terminalreporter.write_line(f"  {line}")
         if self.recorder is None:
             return
         tr = terminalreporter
@@ -389,7 +413,11 @@ class CaseItem(pytest.Item):
             self.add_marker("slow")
 
     def runtest(self):
-        record = self.config.stash[_SESSION].run_case(self)
+        session = self.config.stash[_SESSION]
+        if session.settings.prepare_only:      # no device: inputs and golden into the cache only
+            session.cache.get(self.case, self.case.runs_numerics(session.settings.family))
+            return
+        record = session.run_case(self)
         self.user_properties.append(("record", json.dumps(record, default=str)))
         status = Status(record["status"])
         if status is Status.SKIP:

@@ -447,6 +447,7 @@ def test_op_directory_adds_an_operator(tmp_path, monkeypatch):
         for b in built:
             shutil.rmtree(b, ignore_errors=True)
 
+
 _FAULTS_INIT = r"""
 import ctypes, os, sys
 rt = ctypes.CDLL(os.path.join(sys.argv[1], "libascendcl.so"))

@@ -13,7 +13,7 @@ thread is blocked inside a C call, where no Python code can run.
 
 Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case)* and
 ("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
-("done", outcome, recovery) per case.
+("done", outcome, recovery, golden-cache use) per case.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from types import SimpleNamespace
 
 from .. import backends
 from ..errors import HarnessConfigError
+from ..judge.cache import GoldenCache
 from ..judge.runner import run_case
 from .channel import Channel, ChannelClosed
 
@@ -56,10 +57,10 @@ def _recover(backend, outcome: dict) -> dict | None:
                 "error": f"{type(e).__name__}: {e}"[:1000]}
 
 
-def run_one(backend, case) -> tuple[dict, dict | None]:
+def run_one(backend, case, cache=None) -> tuple[dict, dict | None]:
     """Judge one case; then, if it left the device in doubt, reset the device."""
     try:
-        outcome = run_case(case, backend, backend.info.family).to_dict()
+        outcome = run_case(case, backend, backend.info.family, cache).to_dict()
     except Exception as e:
         outcome = _outcome_of_exception(case, e)
     return outcome, _recover(backend, outcome)
@@ -73,6 +74,7 @@ def serve(channel: Channel) -> int:
     except HarnessConfigError as e:
         channel.send(("config_error", str(e)))
         return 3
+    cache = GoldenCache(settings["golden_cache"]) if settings.get("golden_cache") else None
     channel.send(("ready", backend.info.as_properties()))
     while True:
         try:
@@ -81,8 +83,10 @@ def serve(channel: Channel) -> int:
             break
         if message[0] == "close":
             break
-        outcome, recovery = run_one(backend, message[1])
-        channel.send(("done", outcome, recovery))
+        outcome, recovery = run_one(backend, message[1], cache)
+        # the golden cache's use in this worker so far; plain data (this module runs as __main__)
+        stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
+        channel.send(("done", outcome, recovery, stats))
         if recovery and not recovery["ok"]:
             return 2                 # a device this process cannot reset: let a fresh process try
     backend.close()

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessConfigError
@@ -30,6 +31,14 @@ _STATUS_OF_OUTCOME = {"passed": Status.PASS, "failed": Status.FAIL, "skipped": S
                       "xfailed": Status.EXPECTED_FAIL, "xpassed": Status.UNEXPECTED_PASS,
                       "error": Status.FAIL}      # an exception in a case: a failure with its message
 _STACK_STARTS = ("Fatal Python error", "Current thread 0x", "Thread 0x")
+
+
+@dataclass
+class CacheUse:
+    """How a case worker used the golden cache (harness/judge/cache.py)."""
+    hits: int
+    misses: int
+    rejected: list
 
 
 class DeviceLost(Exception):
@@ -134,6 +143,7 @@ class CaseExecutor:
         self.resets = 0                 # device resets and worker replacements so far
         self.pending_recovery: dict | None = None   # told to the next case's record
         self.lost: str | None = None
+        self._cache_done = self._cache_current = None   # golden-cache use: replaced workers, current one
         self._proc: _Worker | None = None
         self._chan: Channel | None = None
         self._log_dir = Path(tempfile.mkdtemp(prefix=f"aclnn-worker-{label}-"))
@@ -206,6 +216,8 @@ class CaseExecutor:
             self._proc.wait()
 
     def _reap(self) -> None:
+        if self._cache_current is not None:       # fold the dying worker's cache use into the total
+            self._cache_done, self._cache_current = vars(self.cache_stats), None
         self._kill()
         if self._chan is not None:
             self._chan.close()
@@ -261,8 +273,16 @@ class CaseExecutor:
             return self._timed_out(case, deadline_s, offset, duration)
         if reply is None:
             return self._crashed(case, offset, duration)
-        _, outcome, recovery = reply
+        _, outcome, recovery, self._cache_current = reply
         return self._finished(case, outcome, recovery)
+
+    @property
+    def cache_stats(self) -> "CacheUse | None":
+        """Golden-cache use of every worker of this executor (None without a cache)."""
+        parts = [CacheUse(**p) for p in (self._cache_done, self._cache_current) if p is not None]
+        if not parts:
+            return None
+        return CacheUse(sum(p.hits for p in parts), sum(p.misses for p in parts), [r for p in parts for r in p.rejected])
 
     def _finished(self, case, outcome: dict, recovery: dict | None) -> dict:
         record = dict(outcome)
