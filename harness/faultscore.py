@@ -45,7 +45,7 @@ from .reporting.status import Status
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_RATIO = 5.0        # a 10x slowdown must show as at least 5x in wall time on a busy machine
-SLOW_FLOOR_S = 0.02     # below this, launch times are noise, never a slowdown
+SLOW_FLOOR_S = 0.005    # below this, launch times are noise, never a slowdown (small cases: ~10 us)
 RUN_TIMEOUT_S = 300     # one pytest run; a hang of the harness itself must not hang the score
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
