@@ -52,13 +52,14 @@ class Recorder:
         counts = self.counts
         cols = [s.value for s in ORDER if any(c[s.value] for c in counts.values())] or [Status.PASS.value]
         width = max([len(op) for op in counts] + [8])
-        lines = [f"{'operator':<{width}}  " + "  ".join(f"{c:>7}" for c in cols) + "    total"]
+        w = {c: max(7, len(c)) for c in cols}
+        lines = [f"{'operator':<{width}}  " + "  ".join(f"{c:>{w[c]}}" for c in cols) + "    total"]
         total = Counter()
         for op in sorted(counts):
             c = counts[op]
             total.update(c)
-            lines.append(f"{op:<{width}}  " + "  ".join(f"{c[k]:>7}" for k in cols) + f"  {sum(c.values()):>7}")
-        lines.append(f"{'all':<{width}}  " + "  ".join(f"{total[k]:>7}" for k in cols) + f"  {sum(total.values()):>7}")
+            lines.append(f"{op:<{width}}  " + "  ".join(f"{c[k]:>{w[k]}}" for k in cols) + f"  {sum(c.values()):>7}")
+        lines.append(f"{'all':<{width}}  " + "  ".join(f"{total[k]:>{w[k]}}" for k in cols) + f"  {sum(total.values()):>7}")
         return lines
 
     def finish(self, records: list[dict] | None = None) -> Path:

@@ -128,6 +128,9 @@ def zygote(sock_fd: int, supervisor: int) -> int:
     _die_with_parent()
     if os.getppid() != supervisor:
         return 0                     # the supervisor died before the line above took effect
+    # Ctrl-C is for the supervisor: it stops the run (the case in flight stays MISSING, for --resume);
+    # a worker killed by it would be reported as a CRASH of its case
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _preload()
     sock = socket.socket(fileno=sock_fd)
     while True:
