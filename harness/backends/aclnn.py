@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import time
 
 from .. import dtypes, environment, families
 from ..acl import abi, loader, runtime, setenv
@@ -133,17 +134,19 @@ class AclnnBackend:
             except runtime.AclCallError:
                 objs.unused_executor(executor.value)
                 raise
+        launched = time.perf_counter()
         p2 = phase2(workspace, workspace_size.value, executor, self.session.stream)
         ran_workspace = workspace_size.value
         messages = [runtime.recent_error(libs)] if p2 != 0 else []
         sync = rt.aclrtSynchronizeStream(self.session.stream)   # also surfaces asynchronous kernel errors
+        launch_s = time.perf_counter() - launched
         if sync != 0:
             messages.append(runtime.recent_error(libs))
         if p2 == 0 and sync == 0:
             for name, dev in device_out.items():
                 objs.download(dev, outputs[name].storage)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
-        return RunResult(status, message, p2, sync, outputs, workspace_size=ran_workspace)
+        return RunResult(status, message, p2, sync, outputs, workspace_size=ran_workspace, launch_s=launch_s)
 
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []

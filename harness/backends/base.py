@@ -17,6 +17,7 @@ class RunResult:
     outputs: dict[str, TensorArg] = field(default_factory=dict)   # storage copied back to host
     not_run: str = ""                     # why phase 2 was deliberately not run after a successful phase 1
     workspace_size: int | None = None     # phase 1's *workspaceSize when it succeeded
+    launch_s: float | None = None         # wall time of phase 2 + stream sync; None when not run
 
     @property
     def runtime_failed(self) -> bool:

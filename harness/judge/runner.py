@@ -31,6 +31,7 @@ class Outcome:
     note: str | None = None
     check: str | None = None
     duration_s: float = 0.0
+    launch_s: float | None = None     # phase 2 + sync wall time (the kernel's share of duration_s)
     backend: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
 
@@ -109,6 +110,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         out.problems = backend.after_case()
     out.status, out.message = result.status, result.message
     out.phase2_status, out.sync_status = result.phase2_status, result.sync_status
+    out.launch_s = result.launch_s
     if out.problems:
         return _fail(out, "; ".join(out.problems))
     if out.expected_status is not None and result.status != out.expected_status:

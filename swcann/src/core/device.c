@@ -126,7 +126,7 @@ static void reset_all_locked(void)
 
 ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath)
 {
-    char why[512];
+    char why[1600]; /* room for the list of known SWCANN_FAULTS names */
     pthread_mutex_lock(&g_lock);
     if (g_init_ref > 0) {
         g_init_ref++;

@@ -23,6 +23,25 @@ static const char *const k_names[] = {
     "sync_hang",     /* the next stream sync never returns */
     "sync_507015",   /* AI Core exception: the sync returns 507015 and the device stays in
                         error state (every later sync fails) until aclrtResetDevice */
+    "phase2_slow",   /* phase 2 runs its kernel 10 times (one core instead of all) */
+    /* Library bugs in the op code paths (src/ops, src/meta); each acts where named. */
+    "acc_storage_dtype",      /* pool_kernels.c: fp16/bf16 overlap summed in the storage dtype */
+    "ceil_drop_last",         /* pool_kernels.c: ceil mode's partial last window dropped */
+    "cip_divisor",            /* pool_kernels.c: countIncludePad divisor counts no padding */
+    "global_avg_ignores_pad", /* avg_pool2d_backward.c: global path ignores padding */
+    "nhwc_as_nchw",           /* max_pool2d_with_indices_backward.c: 950 reads NHWC as NCHW */
+    "grad_contiguous_strides",/* pool_kernels.c: non-contiguous gradOutput read contiguously */
+    "tail_unwritten",         /* common.c: last partial 32-byte block of gradInput not stored */
+    "scatter_drops_nan",      /* pool_kernels.c: NaN gradients skipped by the scatter */
+    "unpool_hw_swap",         /* max_unpool3d_backward.c: flat index split with H and W swapped */
+    "dtype_check_skipped",    /* max_pool2d_with_indices_backward.c: B9 not evaluated */
+    "nullptr_as_invalid",     /* common.c: a null parameter returns 161002, not 161001 */
+    "dilation_check_on_950",  /* max_pool2d_with_indices_backward.c: B26b applied on regbase */
+    "index_dtype_skipped",    /* max_unpool3d_backward.c: B9 (indices INT64) not evaluated */
+    "rank_ids_swapped",       /* max_pool3d_with_argmax_backward.c: B15..B18 ids reversed */
+    "leak_cast_tensor",       /* adaptive_max_pool2d_backward.c: INT32 cast of indices leaked */
+    "use_after_free",         /* pool_kernels.c: scratch block freed before the kernel reads it */
+    "write_past_end",         /* max_unpool3d_backward.c: one element stored past the view */
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 #define MAX_ITEMS 32
@@ -48,7 +67,7 @@ static int parse_item(char *text, item_t *it, char *why, size_t n)
         if (strcmp(text, k_names[i]) == 0) it->name = (int)i;
     if (it->name < 0) {
         size_t len = 0;
-        char names[256] = "";
+        char names[1024] = "";
         for (size_t i = 0; i < N_NAMES && len < sizeof names; i++)
             len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", k_names[i]);
         snprintf(why, n, "unknown fault '%s' (known: %s)", text, names);
@@ -82,7 +101,7 @@ int faults_load(char *why, size_t n)
     const char *env = getenv("SWCANN_FAULTS");
     item_t items[MAX_ITEMS];
     int count = 0;
-    char buf[2048], detail[384];
+    char buf[2048], detail[1280];
     snprintf(buf, sizeof buf, "%s", env ? env : "");
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

@@ -3,6 +3,7 @@
  * AdaptiveMaxPool3DGrad launcher/tiling failure surfacing as 561103). */
 #include "aclnnop/aclnn_adaptive_max_pool2d_backward.h"
 #include "pool_kernels.h"
+#include <stdlib.h>
 
 #define API "aclnnAdaptiveMaxPool2dBackward"
 
@@ -71,6 +72,17 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
     scatter_job *j = scatter_job_new(&x, empty, acc, ax, gradOutput, indices, gradInput, self);
     if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     j->idx_cast_i32 = indices->dtype == ACL_INT64; /* aclnn casts INT64 indices to INT32 */
+    if (j->idx_cast_i32 && op_bug(&x, "leak_cast_tensor", gradOutput)) {
+        /* fault leak_cast_tensor: the INT32 view made for the cast is never destroyed */
+        int64_t *strides = NULL;
+        uint64_t n = 0;
+        if (aclGetViewStrides(indices, &strides, &n) == ACLNN_SUCCESS) {
+            (void)aclCreateTensor(indices->dims, indices->ndim, ACL_INT32, strides, indices->offset,
+                                  (aclFormat)indices->format, indices->dims, indices->ndim,
+                                  indices->data);
+            free(strides);
+        }
+    }
     if (is_regbase(&x)) j->mode = ACC_DTYPE; /* 950 SIMT: atomic adds in the tensor dtype (spec C) */
     else if (via_maxpool3d && j->h.deviations) j->mode = ACC_LWW; /* k == s: non-overlap scatter */
     else j->mode = ACC_FP32;

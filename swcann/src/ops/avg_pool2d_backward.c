@@ -181,7 +181,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
                 (path == P_CUBE && gradOutput->dtype == ACL_FLOAT16));
     j->dev_global = a->h.deviations && path == P_GLOBAL;
     j->half_div = j->dev_global && (j->fp16c || gradOutput->dtype == ACL_FLOAT16); /* C.4 */
-    if (j->dev_global) memset(a->p, 0, sizeof a->p); /* C.4: padding ignored */
+    /* C.4: padding ignored (a deviation, or fault global_avg_ignores_pad on any family) */
+    if (j->dev_global || (path == P_GLOBAL && op_bug(&x, "global_avg_ignores_pad", gradOutput)))
+        memset(a->p, 0, sizeof a->p);
     a->store_fp16 = j->fp16c;
     if (a->h.deviations) a->value = deviation_value;
     if (!empty) {

@@ -40,14 +40,21 @@ int op_fail(opctx *x, int status, const char *id, const char *fmt, ...)
     return status;
 }
 
+int op_bug(const opctx *x, const char *name, const aclTensor *first)
+{
+    return x->c->fault_on(name, x->api, first ? numel(first) : -1);
+}
+
 int op_params(opctx *x, int n, const op_param *p, const char *null_id)
 {
     for (int i = 0; i < n; i++) {
         if (p[i].h || p[i].nullable) continue;
         char own[16];
         snprintf(own, sizeof own, "B%d", i + 1);
-        return op_fail(x, ACLNN_ERR_PARAM_NULLPTR, null_id ? null_id : own, "%s is nullptr",
-                       p[i].name);
+        /* fault nullptr_as_invalid: the status of the pre-fix AdaptiveMaxPool2d (defaa3f97) */
+        int st = op_bug(x, "nullptr_as_invalid", p[0].kind == SWC_K_TENSOR ? p[0].h : NULL)
+                     ? ACLNN_ERR_PARAM_INVALID : ACLNN_ERR_PARAM_NULLPTR;
+        return op_fail(x, st, null_id ? null_id : own, "%s is nullptr", p[i].name);
     }
     /* Not a CANN check: a non-null handle that is not a live object would crash the
      * real library; swcann reports it (561103) so harness bugs surface. */
@@ -367,14 +374,20 @@ static int run_adapter(struct aclOpExecutor *e, void *ws, uint64_t wsSize, void 
     return h->kernel(e, h, ws, stream);
 }
 
-/* elements of the launch's first tensor (gradOutput in every op), -1 if none: fault triggers */
-static int64_t launch_numel(const aclOpExecutor *e)
+/* elements of the job's first tensor (gradOutput in every op), -1 if none: fault triggers */
+static int64_t job_numel(const job_head *h)
 {
-    const job_head *h = e->payload;
     if (!h || h->nt < 1) return -1;
     int64_t n = 1;
     for (int i = 0; i < h->t[0].rank; i++) n *= h->t[0].dims[i];
     return n;
+}
+
+static int64_t launch_numel(const aclOpExecutor *e) { return job_numel(e->payload); }
+
+int job_bug(const job_head *h, const char *name)
+{
+    return core()->fault_on(name, h->exec->api, job_numel(h));
 }
 
 int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, void *stream)
@@ -410,12 +423,21 @@ int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, vo
         st = ACLNN_ERR_RUNTIME_ERROR;
     } else if (!c->fault_phase2(api, launch_numel(e), rs)) { /* SWCANN_FAULTS */
         st = e->run(e, ws, wsSize, rs);
+        /* fault phase2_slow: a tiling that puts the whole job on one core; the kernel is
+         * idempotent (it zeroes its accumulator and overwrites its output), so only time grows */
+        for (int i = 1; st == ACLNN_SUCCESS && i < 10 && c->fault_on("phase2_slow", api, launch_numel(e)); i++)
+            st = e->run(e, ws, wsSize, rs);
     } else {
         st = ACLNN_SUCCESS; /* the launch is accepted; the device reports the failure at sync */
     }
     /* a non-repeatable executor is consumed by its (first) phase-2 call */
     if (!e->repeatable && c->obj_del(e, SWC_K_EXECUTOR) == 0) e->destroy(e);
     return st;
+}
+
+int dev_mem_ok(const void *p, uint64_t bytes, char *why, size_t n)
+{
+    return core()->mem_check(p, bytes, why, n) == 0;
 }
 
 lt5 lt_make(const tview *v, const int axes[5])
@@ -489,17 +511,34 @@ int indices_in_range(const lt5 *ix, const int64_t ext[5], int as_i32, int64_t li
     return 1;
 }
 
-void store_planes(const lt5 *t, const float *acc, int round_to)
+void store_planes(const job_head *h, const lt5 *t, const float *acc, int round_to)
 {
-    int64_t i = 0;
+    int64_t i = 0, stop = -1;
+    if (job_bug(h, "tail_unwritten")) { /* only whole 32-byte blocks of the output are stored */
+        int64_t total = t->n[0] * t->n[1] * t->n[2] * t->n[3] * t->n[4];
+        stop = total * (int64_t)t->es / 32 * 32 / (int64_t)t->es;
+    }
+    /* fault write_past_end: each row's store is one element too long (a tail-mask bug). Where
+     * that element is not in a live block the write is dropped: on a device it would land in
+     * memory nobody checks, here it would corrupt the simulator's own heap. */
+    int past_end = job_bug(h, "write_past_end");
+    char why[256];
     for (int64_t n = 0; n < t->n[0]; n++)
         for (int64_t c = 0; c < t->n[1]; c++)
             for (int64_t d = 0; d < t->n[2]; d++)
-                for (int64_t y = 0; y < t->n[3]; y++)
+                for (int64_t y = 0; y < t->n[3]; y++) {
+                    float v = 0.0f;
                     for (int64_t x = 0; x < t->n[4]; x++) {
-                        float v = acc[i++];
-                        st_f(t, lt_at(t, n, c, d, y, x), round_to >= 0 ? round_dt(v, round_to) : v);
+                        if (i == stop) return;
+                        v = acc[i++];
+                        v = round_to >= 0 ? round_dt(v, round_to) : v;
+                        st_f(t, lt_at(t, n, c, d, y, x), v);
                     }
+                    int64_t over = lt_at(t, n, c, d, y, t->n[4]);
+                    if (past_end && t->n[4] > 0 && over >= 0 &&
+                        dev_mem_ok(t->data + over * (int64_t)t->es, t->es, why, sizeof why))
+                        st_f(t, over, v);
+                }
 }
 
 float *acc_get(job_head *h, void *ws, int64_t n, int *heap)

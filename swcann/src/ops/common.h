@@ -118,9 +118,17 @@ void *job_new(opctx *x, size_t size, run_fn run, int empty, uint64_t acc_elems, 
 /* registers the executor and hands it out: the last call of every phase 1 */
 int finish(opctx *x, job_head *h, uint64_t *workspaceSize, aclOpExecutor **executor);
 
+/* SWCANN_FAULTS (swcann/README.md): is the named library bug switched on for this call?
+ * Phase 1: the op's first tensor (gradOutput; NULL allowed) decides a numel= trigger. */
+int op_bug(const opctx *x, const char *name, const aclTensor *first);
+
 /* ---- phase 2 ---- */
+/* the same question inside a kernel: the launch's api and its first tensor */
+int job_bug(const job_head *h, const char *name);
 int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, void *stream);
 void raise_exc(void *stream, const char *api, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 1 when [p, p + bytes) lies in one live device block, else 0 with why filled */
+int dev_mem_ok(const void *p, uint64_t bytes, char *why, size_t n);
 lt5 lt_make(const tview *v, const int axes[5]); /* axes[i] = view dim for logical i, or -1 */
 static inline int64_t lt_at(const lt5 *t, int64_t n, int64_t c, int64_t d, int64_t h, int64_t w)
 {
@@ -141,8 +149,8 @@ static inline float round_dt(float v, int dt)
 int indices_in_range(const lt5 *ix, const int64_t ext[5], int as_i32, int64_t limit,
                      void *stream, const char *api, const char *range, const char *access);
 /* writes an fp32 sum laid out plane by plane (n, c, then d, h, w) into t, rounded to
- * round_to first when >= 0 (an aclDataType) */
-void store_planes(const lt5 *t, const float *acc, int round_to);
+ * round_to first when >= 0 (an aclDataType); h: the job (its faults) */
+void store_planes(const job_head *h, const lt5 *t, const float *acc, int round_to);
 /* scratch fp32 accumulator (workspace region when modelled, else heap) */
 float *acc_get(job_head *h, void *ws, int64_t n, int *heap);
 #endif

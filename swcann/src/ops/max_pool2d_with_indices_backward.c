@@ -22,8 +22,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
                             gradInput); /* B1..B8 */
     if (st) return st;
     int arch = x.soc->arch, nl = arch == DAV_3510 ? 3 : arch == DAV_2201 ? 1 : 0;
-    if ((st = chk_dtype_in(&x, "B9", NT(self), arch == DAV_3510 ? k_dt_regbase : k_dt_2201, nl,
-                           SOC_NOTE_ARCH)) ||
+    /* fault dtype_check_skipped: B9 is never evaluated */
+    if ((!op_bug(&x, "dtype_check_skipped", gradOutput) &&
+         (st = chk_dtype_in(&x, "B9", NT(self), arch == DAV_3510 ? k_dt_regbase : k_dt_2201, nl,
+                            SOC_NOTE_ARCH))) ||
         (st = chk_same_dtype(&x, "B10", NT(gradOutput), NT(self))) ||
         (st = chk_same_dtype(&x, "B11", NT(gradInput), NT(self))))
         return st;
@@ -68,7 +70,8 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     if (is_regbase(&x) && (dH <= 0 || dW <= 0))
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B26a", "dilation (%lld, %lld) must be > 0",
                        (long long)dH, (long long)dW);
-    if (!is_regbase(&x) && (dH != 1 || dW != 1))
+    /* fault dilation_check_on_950: the A2/A3 restriction applied to every family */
+    if ((!is_regbase(&x) || op_bug(&x, "dilation_check_on_950", gradOutput)) && (dH != 1 || dW != 1))
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B26b", "dilation (%lld, %lld) must be (1, 1) "
                        "on NpuArch DAV_%d", (long long)dH, (long long)dW, x.soc->arch);
     if ((st = chk_same_shape(&x, "B27", NT(gradInput), NT(self)))) return st;
@@ -114,7 +117,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     uint64_t acc = (!is_regbase(&x) && self->dtype != ACL_FLOAT && overlap) ? (uint64_t)(N * C * P) : 0;
     /* A2/A3 kernel is NCDHW-only: NHWC data is processed as if NCHW (spec G.4) */
     int kax[5];
-    lt_axes(r, 2, is_regbase(&x) ? nhwc : 0, kax);
+    lt_axes(r, 2, is_regbase(&x) && !op_bug(&x, "nhwc_as_nchw", gradOutput) ? nhwc : 0, kax);
     scatter_job *j = scatter_job_new(&x, empty, acc, kax, gradOutput, indices, gradInput, self);
     if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     j->mode = (j->h.deviations && !is_regbase(&x) && !overlap) ? ACC_LWW : ACC_FP32;

@@ -45,8 +45,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
         return st;
     const named_tensor rt[4] = {NT(gradOutput), NT(gradInput), NT(indices), NT(self)}; /* #15-18 */
     static const char *const rank_ids[4] = {"B15", "B16", "B17", "B18"};
+    static const char *const reversed[4] = {"B18", "B17", "B16", "B15"}; /* fault rank_ids_swapped */
+    const char *const *ids = op_bug(&x, "rank_ids_swapped", gradOutput) ? reversed : rank_ids;
     for (int i = 0; i < 4; i++)
-        if ((st = chk_rank_in(&x, rank_ids[i], rt[i], 4, 5))) return st;
+        if ((st = chk_rank_in(&x, ids[i], rt[i], 4, 5))) return st;
     int64_t k[3], s[3], p[3], d[3];
     if ((st = attr3(&x, kernelSize, "kernelSize", "B19", NULL, "B20", 1, k)) ||
         (st = attr3(&x, stride, "stride", "B21", k, "B22", 1, s)) ||

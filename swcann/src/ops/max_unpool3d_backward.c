@@ -19,14 +19,17 @@ static int unpool_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *s
                           "out-of-bounds gather"))
         return ACLNN_SUCCESS;
     size_t es = out.es;
+    /* fault unpool_hw_swap: the flat index is split with the H and W extents swapped */
+    int64_t gh = go.n[3], gw = go.n[4];
+    if (job_bug(h, "unpool_hw_swap")) gh = go.n[4], gw = go.n[3];
     for (int64_t n = 0; n < N; n++)
         for (int64_t c = 0; c < C; c++)
             for (int64_t d = 0; d < out.n[2]; d++)
                 for (int64_t y = 0; y < out.n[3]; y++)
                     for (int64_t x = 0; x < out.n[4]; x++) {
                         int64_t v = ld_i(&ix, lt_at(&ix, n, c, d, y, x));
-                        int64_t od = v / (go.n[3] * go.n[4]), rem = v % (go.n[3] * go.n[4]);
-                        const char *src = go.data + lt_at(&go, n, c, od, rem / go.n[4], rem % go.n[4]) * (int64_t)es;
+                        int64_t od = v / (gh * gw), rem = v % (gh * gw);
+                        const char *src = go.data + lt_at(&go, n, c, od, rem / gw, rem % gw) * (int64_t)es;
                         memcpy(out.data + lt_at(&out, n, c, d, y, x) * (int64_t)es, src, es);
                     }
     return ACLNN_SUCCESS;
@@ -57,7 +60,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxUnpool3dBackwardGetWorkspaceSize(
     if ((st = chk_same_dtype(&x, "B7", NT(self), NT(gradOutput))) ||
         (st = chk_same_dtype(&x, "B8", NT(out), NT(gradOutput))))
         return st;
-    if (indices->dtype != ACL_INT64)
+    if (indices->dtype != ACL_INT64 && !op_bug(&x, "index_dtype_skipped", gradOutput)) /* fault */
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B9", "indices dtype %s must be DT_INT64",
                        swc_dtype_name(indices->dtype));
     int r = (int)rk(self);

@@ -1,5 +1,8 @@
 #include "pool_kernels.h"
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include "acl/acl.h"
 
 static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream);
 static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream);
@@ -26,9 +29,28 @@ scatter_job *scatter_job_new(opctx *x, int empty, uint64_t acc_elems, const int 
     return j;
 }
 
+/* fault use_after_free: the kernel's scratch block is released by the launch path before
+ * the kernel reads it; the access is an AI Core exception (0 when it was raised) */
+static int scratch_alive(job_head *h, struct aclOpExecutor *e, void *stream)
+{
+    if (!job_bug(h, "use_after_free")) return 1;
+    void *blk = NULL;
+    char why[512];
+    if (aclrtMalloc(&blk, 64, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS) aclrtFree(blk);
+    if (blk && dev_mem_ok(blk, 64, why, sizeof why)) return 1;
+    raise_exc(stream, e->api, "scratch %p (64 bytes) not inside a live device allocation: %s", blk,
+              blk ? why : "never allocated");
+    return 0;
+}
+
 static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
 {
     scatter_job *j = (scatter_job *)h;
+    if (!scratch_alive(h, e, stream)) return ACLNN_SUCCESS;
+    /* fault acc_storage_dtype: the fp16/bf16 overlap path sums in the tensor dtype although
+     * phase 1 sized the fp32 workspace for it */
+    int mode = h->acc_ws_off && job_bug(h, "acc_storage_dtype") ? ACC_DTYPE : j->mode;
+    int drop_nan = job_bug(h, "scatter_drops_nan"); /* a max-style compare that loses NaN */
     lt5 go = lt_make(&h->t[0], j->ax), ix = lt_make(&h->t[1], j->ax), gi = lt_make(&h->t[2], j->ax);
     int64_t N = gi.n[0], C = gi.n[1], P = gi.n[2] * gi.n[3] * gi.n[4];
     int64_t on = go.n[0] < N ? go.n[0] : N, oc = go.n[1] < C ? go.n[1] : C;
@@ -52,12 +74,13 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
                         int64_t v = ld_i(&ix, lt_at(&ix, n, c, d, y, x));
                         if (j->idx_cast_i32) v = (int32_t)v;
                         float g = ld_f(&go, lt_at(&go, n, c, d, y, x));
-                        if (j->mode == ACC_LWW) plane[v] = g;
-                        else if (j->mode == ACC_DTYPE) plane[v] = round_dt(plane[v] + g, dt);
+                        if (drop_nan && isnan(g)) continue;
+                        if (mode == ACC_LWW) plane[v] = g;
+                        else if (mode == ACC_DTYPE) plane[v] = round_dt(plane[v] + g, dt);
                         else plane[v] += g;
                     }
         }
-    store_planes(&gi, acc, -1);
+    store_planes(h, &gi, acc, -1);
     if (heap) free(acc);
     return ACLNN_SUCCESS;
 }
@@ -75,7 +98,19 @@ avg_job *avg_job_new(opctx *x, size_t size, int empty, uint64_t acc_elems, const
 float avg_divisor(const avg_job *j, int64_t pool, int64_t area)
 {
     if (j->divisor_override != 0) return (float)j->divisor_override;
-    return (float)(j->count_include_pad ? pool : area);
+    /* fault cip_divisor: countIncludePad honoured in the window clip but not in the divisor */
+    return (float)(j->count_include_pad && !j->bug_cip ? pool : area);
+}
+
+/* fault grad_contiguous_strides: the view's strides replaced by row-major ones of its dims */
+static void contiguous_strides(lt5 *t, const tview *v, const int ax[5])
+{
+    int64_t s[MAXR], run = 1;
+    for (int i = v->rank; i-- > 0;) {
+        s[i] = run;
+        run *= v->dims[i];
+    }
+    for (int i = 0; i < 5; i++) t->s[i] = ax[i] >= 0 ? s[ax[i]] : 0;
 }
 
 /* [lo, hi) of window o along one axis, clipped to the input; *padded: its extent with padding */
@@ -93,6 +128,9 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
 {
     avg_job *j = (avg_job *)h;
     lt5 go = lt_make(&h->t[0], j->ax), gi = lt_make(&h->t[1], j->ax);
+    if (job_bug(h, "grad_contiguous_strides")) contiguous_strides(&go, &h->t[0], j->ax);
+    j->bug_cip = job_bug(h, "cip_divisor");
+    int drop_partial = job_bug(h, "ceil_drop_last"); /* windows past input + padding skipped */
     int64_t C = gi.n[1], D = gi.n[2], H = gi.n[3], W = gi.n[4], gC = go.n[1];
     int64_t planes = gi.n[0] * C, vol = D * H * W;
     int heap;
@@ -111,6 +149,9 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
                     int64_t ds = window(j, 0, od, D, &de, &pd), hs = window(j, 1, oh, H, &he, &ph),
                             ws0 = window(j, 2, ow, W, &we, &pw);
                     if (de <= ds || he <= hs || we <= ws0) continue;
+                    if (drop_partial && (oh * j->s[1] - j->p[1] + j->k[1] > H + j->p[1] ||
+                                         ow * j->s[2] - j->p[2] + j->k[2] > W + j->p[2]))
+                        continue;
                     float g = ld_f(&go, lt_at(&go, gn, gc, od, oh, ow));
                     int64_t pool = pd * ph * pw, area = (de - ds) * (he - hs) * (we - ws0);
                     float v = j->value ? j->value(j, g, pool, area) : g / avg_divisor(j, pool, area);
@@ -119,7 +160,7 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
                             for (int64_t x = ws0; x < we; x++) pl[(z * H + y) * W + x] += v;
                 }
     }
-    store_planes(&gi, acc, j->store_fp16 ? ACL_FLOAT16 : -1);
+    store_planes(h, &gi, acc, j->store_fp16 ? ACL_FLOAT16 : -1);
     if (heap) free(acc);
     return ACLNN_SUCCESS;
 }

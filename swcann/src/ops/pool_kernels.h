@@ -53,6 +53,7 @@ struct avg_job {
     int64_t divisor_override;  /* 0: none */
     avg_value_fn value;        /* deviation models hook in here */
     int store_fp16;            /* deviation models: FP16 rounding of the sum before the store */
+    int bug_cip;               /* fault cip_divisor, set per launch */
 };
 
 /* size: the op's own job type when it extends avg_job (avg_job first), else sizeof(avg_job) */
