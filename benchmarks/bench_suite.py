@@ -28,10 +28,23 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
+sys.path.insert(0, str(REPO))
+
+
+def _cann_env() -> dict[str, str]:
+    """The environment every measured process starts with: the software CANN's set_env.sh
+    applied (as a user with CANN would have it), so no run pays for a re-exec."""
+    from harness.acl import setenv
+    from harness.environment import software_cann_root
+    return setenv.sourced_environment(software_cann_root() / "set_env.sh", dict(os.environ))
+
+
+ENV = None
 
 
 def _timed(cmd: list[str], env=None) -> tuple[float, float, int, str]:
     """(wall s, cpu s of the process tree, exit code, tail of output)."""
+    env = env or ENV
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
@@ -111,7 +124,7 @@ def golden_cache():
     with tempfile.TemporaryDirectory() as d:
         res = []
         for label in ("cold", "warm"):
-            out = subprocess.run([PY, "-c", _CACHE, d], cwd=REPO, capture_output=True, text=True).stdout.split()
+            out = subprocess.run([PY, "-c", _CACHE, d], cwd=REPO, capture_output=True, text=True, env=ENV).stdout.split()
             res.append(float(out[0]))
             print(f"  {label}: {float(out[0]):7.2f} s  ({out[1]} cases, {out[2]} hits, {out[3]} computed)")
         print(f"  ratio warm / cold = {res[1] / res[0]:.3f} (target <= 0.10)")
@@ -143,7 +156,7 @@ def collection():
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "big.yaml"
         _big_case_file(path, 2500)           # 2500 shapes x 2 dtypes x 5 attrs x 2 layouts = 50,000
-        out = subprocess.run([PY, "-c", _COLLECT, str(path)], cwd=REPO, capture_output=True, text=True)
+        out = subprocess.run([PY, "-c", _COLLECT, str(path)], cwd=REPO, capture_output=True, text=True, env=ENV)
         n, dt, rss = out.stdout.split() if out.returncode == 0 else ("?", "?", out.stderr[-300:])
         print(f"  {n} cases expanded in {dt} s, peak RSS {rss} MB (targets <= 10 s, < 1024 MB)")
 
@@ -181,7 +194,7 @@ _GROWTH = textwrap.dedent("""
 
 def growth(soc):
     print("5. worker memory over 10,000 judged cases (one process)")
-    out = subprocess.run([PY, "-c", _GROWTH, soc], cwd=REPO, capture_output=True, text=True)
+    out = subprocess.run([PY, "-c", _GROWTH, soc], cwd=REPO, capture_output=True, text=True, env=ENV)
     if out.returncode:
         print("  failed:", out.stderr[-500:])
         return
@@ -195,6 +208,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", nargs="*", choices=("parallel", "overhead", "cache", "collection", "growth"))
     args = ap.parse_args(argv)
+    global ENV
+    ENV = _cann_env()
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; soc {args.soc}")
     steps = {"parallel": lambda: parallel(args.soc, args.repeat), "overhead": lambda: overhead(args.soc, args.repeat),
              "cache": golden_cache, "collection": collection, "growth": lambda: growth(args.soc)}

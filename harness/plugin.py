@@ -114,6 +114,29 @@ class RunSettings:
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 
+def pytest_xdist_auto_num_workers(config):
+    """What `-n auto` (./run suite's default) means for a case run.
+
+    On hardware: one worker per visible device (the one-device-per-worker rule). On the
+    software CANN and the torch backend the work is CPU-bound, and every extra pytest worker
+    pays its own start-up (torch import, case expansion, a case-worker process): measured on
+    a 2-core machine (benchmarks/bench_suite.py), the default tier ran in 17.8 s with one process
+    and 23.8 s with two, so there one process is used; with more cores, all but one of them.
+    The harness's own tests (not a case run) keep xdist's default."""
+    if not _runs_cases(config):
+        return None
+    cores = os.cpu_count() or 1
+    if config.getoption("backend") == "aclnn":
+        from .acl import loader
+        from .environment import is_software_tree
+        found = loader.discover()
+        if found.root is not None and not is_software_tree(found.root):
+            visible = [d for d in os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").split(",") if d.strip()]
+            devices = len(visible) or 1
+            return 0 if devices == 1 else devices
+    return 0 if cores <= 2 else min(cores - 1, 8)
+
+
 def pytest_configure(config):
     for name, text in (("slow", "slow tier: opt in with --tier slow or --tier all"),
                        ("valid", "numeric conformance case"), ("invalid", "invalid-parameter (status code) case")):
