@@ -1,0 +1,175 @@
+"""Case records: the one data model behind results.jsonl, the gate, and every report.
+
+A record is a JSON object per case. The keys every consumer relies on:
+
+    case_id, nodeid, op, group, dtype, kind, family, soc_name, backend, simulated,
+    cann_version, library {paths, sha256}, status, raw_status, reason, waiver, attempts,
+    standard, metrics [{name, value, threshold, rule}], worst, phase1 {status, expected, check,
+    message}, timings {inputs, golden, phase1, phase2, compare, total} (seconds), error, repro
+
+`status` is a Status name (status.py); `raw_status` what the case itself did before any waiver.
+Older records (pytest outcome words in `outcome`, no `status`) are read through `status_of`.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from .status import Status, parse
+
+RESULTS = "results.jsonl"
+MANIFEST = "manifest.json"
+
+
+class ResultsError(Exception):
+    """A results directory that cannot be read. str() is one line naming the file (and line)."""
+
+
+def status_of(rec: dict) -> Status:
+    return parse(rec.get("status") or rec.get("outcome") or "MISSING")
+
+
+def raw_status_of(rec: dict) -> Status:
+    return parse(rec.get("raw_status") or rec.get("status") or rec.get("outcome") or "MISSING")
+
+
+def _prop(rec: dict, key: str) -> str:
+    """A top-level field, else the backend property of that name (records carry both)."""
+    if rec.get(key):
+        return str(rec[key])
+    backend = rec.get("backend")
+    return str(backend.get(key) or "") if isinstance(backend, dict) else ""
+
+
+def family_of(rec: dict) -> str:
+    return _prop(rec, "family")
+
+
+def backend_of(rec: dict) -> str:
+    backend = rec.get("backend")
+    return str(backend.get("backend", "")) if isinstance(backend, dict) else str(backend or "")
+
+
+def dtype_of(rec: dict) -> str:
+    """The case's data dtype; older records only have it as the first id parameter."""
+    if rec.get("dtype"):
+        return rec["dtype"]
+    cid = rec.get("case_id", "")
+    return cid.split("[", 1)[1].split("-", 1)[0].rstrip("]") if "[" in cid else "?"
+
+
+# ------------------------------------------------------------------ metrics against thresholds
+
+# Which metric each standard compares with which threshold, and how (harness/compare.py's rules).
+_PAIRS = {
+    "mere_mare": (("mere", "mere", "<"), ("mare", "mare", "<")),
+    "single_bm_high_precision": (("abs_eb", "eb", "<="), ("max_abs_err_small", "error", "<="),
+                                 ("max_rel_err_large", "error", "<=")),
+    "single_bm_high_performance": (("abs_eb", "eb", "<="), ("max_abs_err_small", "error", "<="),
+                                   ("max_rel_err_large", "error", "<=")),
+    "ttk_mixed": (("matched_ratio", "min_matched_ratio", ">="), ("max_abs_err", "max_abs_err", "<=")),
+    "allclose": (("mismatches", None, "<="),),
+    "bit_exact": (("mismatches", "max_mismatches", "<="),),
+}
+
+
+def metrics_of(verdict: dict | None) -> list[dict]:
+    """[{name, value, threshold, rule}] for every thresholded metric of a verdict (empty without one)."""
+    if not verdict:
+        return []
+    metrics, thresholds = verdict.get("metrics") or {}, verdict.get("thresholds") or {}
+    out = []
+    for name, thr_key, rule in _PAIRS.get(verdict.get("standard"), ()):
+        if name not in metrics:
+            continue
+        threshold = thresholds.get(thr_key, 0) if thr_key else 0     # allclose: every element within tolerance
+        out.append({"name": name, "value": metrics[name], "threshold": threshold, "rule": rule})
+    return out
+
+
+def threshold_ratio(metric: dict) -> float | None:
+    """How much of its threshold a metric uses: > 1 fails for '<'/'<=' rules. For '>=' rules
+    (matched ratio) the shortfall is mapped the same way: (1 - value) / (1 - threshold)."""
+    v, t = metric.get("value"), metric.get("threshold")
+    if not isinstance(v, (int, float)) or not isinstance(t, (int, float)):
+        return None
+    if metric.get("rule") == ">=":
+        v, t = 1 - v, 1 - t
+    if t == 0:
+        return 0.0 if v == 0 else math.inf
+    return v / t
+
+
+# ------------------------------------------------------------------ reading and writing
+
+def jsonable(obj):
+    if isinstance(obj, Status):
+        return obj.value
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    return obj
+
+
+def dumps(rec: dict) -> str:
+    return json.dumps(jsonable(rec))
+
+
+def load_results(directory: Path) -> list[dict]:
+    path = Path(directory) / RESULTS
+    if not path.exists():
+        raise ResultsError(f"{path}: no results file (is {directory} a report directory?)")
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            # a run killed mid-write leaves a torn last line: keep what came before it
+            raise ResultsError(f"{path}:{n}: not a JSON record ({e.msg})") from None
+        if not isinstance(rec, dict) or "case_id" not in rec:
+            raise ResultsError(f"{path}:{n}: a record needs a 'case_id'")
+        out.append(rec)
+    return out
+
+
+def load_manifest(directory: Path) -> dict | None:
+    path = Path(directory) / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}: not valid JSON ({e.msg})") from None
+
+
+def write_manifest(directory: Path, selected: list[dict], assigned: list[dict], shard: tuple[int, int] | None,
+                   requested: dict) -> Path:
+    """What this run was asked to do: every case selected before sharding, the ones this shard
+    runs (each {case_id, nodeid}), and the identity the command line asked for (backend, family)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    doc = {"shard": list(shard) if shard else None, "requested": requested,
+           "selected": selected, "assigned": assigned}
+    path = directory / MANIFEST
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def missing_records(manifest: dict | None, records: list[dict], identity: dict | None = None) -> list[dict]:
+    """A MISSING record for each case the manifest assigned to this run that has no record."""
+    if not manifest:
+        return []
+    seen = {r["case_id"] for r in records}
+    ident = identity or {}
+    return [{"case_id": a["case_id"], "nodeid": a.get("nodeid"), "op": a.get("op", a["case_id"].split(".")[0]),
+             "dtype": a.get("dtype"), "family": ident.get("family") or manifest["requested"].get("family"),
+             "backend": ident.get("backend") or manifest["requested"].get("backend"),
+             "status": Status.MISSING.value, "raw_status": Status.MISSING.value,
+             "reason": "selected for this run but no result was recorded (process killed or case lost)"}
+            for a in manifest.get("assigned", []) if a["case_id"] not in seen]
