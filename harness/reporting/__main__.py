@@ -1,10 +1,11 @@
 """python -m harness.reporting merge|compare|baseline|gate|render ...
 
-  merge OUT RUN...      combine report directories (shards, machines, families) into OUT
+  merge -o OUT RUN...   combine report directories (shards, machines, families) into OUT
   compare NOW BEFORE    night over night: new failures, fixed, new flakes, metric drifts
   baseline RUN -o FILE  write a fresh baseline from a run's results
   gate RUN BASELINE     gate a finished run against a baseline (exit 1 on new problems)
   render RUN            rewrite summary.md, junit.xml and report.html of a run
+  sweep -o OUT ...      run the family x shard job matrix here (separate processes), then merge
 """
 from __future__ import annotations
 
@@ -115,6 +116,14 @@ def cmd_render(a) -> int:
     return 0
 
 
+def cmd_sweep(a) -> int:
+    from . import sweep
+    extra = [x for x in a.pytest_args if x != "--"]
+    merge_args = (["--previous", a.previous] if a.previous else []) + (["--gate", a.gate] if a.gate else [])
+    return sweep.run(Path(a.out), [f for f in a.families.split(",") if f], a.shards, a.backend, extra,
+                     Path(__file__).resolve().parents[2], merge_args)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.reporting", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -147,6 +156,15 @@ def main(argv=None) -> int:
     r = sub.add_parser("render", help="rewrite a run's summary.md, junit.xml and report.html")
     r.add_argument("run"), r.add_argument("--no-html", action="store_true")
     r.set_defaults(fn=cmd_render)
+    w = sub.add_parser("sweep", help="run the family x shard job matrix as separate processes, then merge")
+    w.add_argument("-o", "--out", required=True)
+    w.add_argument("--families", required=True, help="comma-separated SoC families")
+    w.add_argument("--shards", type=int, default=2)
+    w.add_argument("--backend", default="aclnn")
+    w.add_argument("--previous", help="last night's merged report directory")
+    w.add_argument("--gate", help="baseline file or directory")
+    w.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments for every job")
+    w.set_defaults(fn=cmd_sweep)
     a = p.parse_args(argv)
     try:
         return a.fn(a)

@@ -173,3 +173,52 @@ def missing_records(manifest: dict | None, records: list[dict], identity: dict |
              "status": Status.MISSING.value, "raw_status": Status.MISSING.value,
              "reason": "selected for this run but no result was recorded (process killed or case lost)"}
             for a in manifest.get("assigned", []) if a["case_id"] not in seen]
+
+
+# ------------------------------------------------------------------ building a record
+
+# runner Outcome words -> (what the case did, what it means)
+_OUTCOME = {"passed": (Status.PASS, Status.PASS), "failed": (Status.FAIL, Status.FAIL),
+            "skipped": (Status.SKIP, Status.SKIP),
+            "xfailed": (Status.FAIL, Status.EXPECTED_FAIL),         # a case file's known deviation did deviate
+            "xpassed": (Status.PASS, Status.UNEXPECTED_PASS)}       # ... or did not: visible, never a plain PASS
+
+
+def classify(outcome: str, attempts: list[str] | None = None) -> tuple[Status, Status]:
+    """(raw_status, status) of a runner outcome; a pass after failed attempts is a FLAKE."""
+    raw, status = _OUTCOME.get(outcome, (parse(outcome), parse(outcome)))
+    if raw == Status.PASS and attempts and any(parse(a).is_failure for a in attempts[:-1]):
+        status = Status.FLAKE
+    return raw, status
+
+
+def from_outcome(outcome: dict, *, nodeid: str, case_facts: dict, props: dict, library_sha256: dict,
+                 repro: str, attempts: list[str] | None = None, timings: dict | None = None) -> dict:
+    """The results.jsonl record of one judged case (runner Outcome.to_dict() plus identity)."""
+    raw, status = classify(outcome.get("outcome", "failed"), attempts)
+    verdict = outcome.get("verdict") or None
+    rec = {
+        "case_id": outcome["case_id"], "nodeid": nodeid, "op": outcome.get("op"), **case_facts,
+        "family": outcome.get("family") or props.get("family") or "", "soc_name": props.get("soc_name", ""),
+        "cann_version": props.get("backend_version", ""),
+        "status": status.value, "raw_status": raw.value, "reason": outcome.get("reason", ""),
+        "attempts": attempts or [raw.value],
+        "standard": (verdict or {}).get("standard"), "metrics": metrics_of(verdict),
+        "worst": (verdict or {}).get("worst"),
+        "phase1": {"status": outcome.get("status"), "expected": outcome.get("expected_status"),
+                   "check": outcome.get("check"), "message": outcome.get("message", "")},
+        "phase2_status": outcome.get("phase2_status"), "sync_status": outcome.get("sync_status"),
+        "timings": {**(timings or {}), "total": outcome.get("duration_s")},
+        "error": outcome.get("reason", "") if raw.is_failure else "",
+        "repro": repro if status != Status.PASS else "",
+        "library_sha256": library_sha256,
+        "note": outcome.get("note"), "problems": outcome.get("problems") or [],
+        # kept as they were: the backend properties (every library path) and the full verdict
+        "backend": outcome.get("backend") or props, "verdict": verdict,
+        "outcome": outcome.get("outcome"),
+    }
+    if status == Status.SKIP:
+        rec["skip_reason"] = outcome.get("reason", "")
+    if outcome.get("outcome") in ("xfailed", "xpassed"):
+        rec["waiver"] = {"kind": "deviation", "reason": outcome.get("reason", "")}
+    return rec
