@@ -10,17 +10,17 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from . import backends, families
 from .casefile import Case, load
 from .errors import CaseFileError, HarnessConfigError
-from .backends.base import banner
-from .report import Recorder
+from .reporting import execute
 from .runner import run_case
 
+# gating, reruns, sharding, failure dumps and every report: harness/reporting/pytest_plugin.py
+pytest_plugins = ["harness.reporting.pytest_plugin"]
+
 _BACKEND = pytest.StashKey()
-_RECORDER = pytest.StashKey()
 
 
 def pytest_addoption(parser):
@@ -62,7 +62,6 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
     for fam in families.FAMILIES:
         config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
-    _STATE["config"] = config
     try:
         _Config(config)
     except families.UnknownSocError as e:
@@ -152,21 +151,40 @@ class CaseItem(pytest.Item):
 
     def runtest(self):
         backend = get_backend(self.config)
-        outcome = run_case(self.case, backend, backend.info.family)
-        self.user_properties.append(("outcome", json.dumps(outcome.to_dict(), default=str)))
-        for k, v in backend.info.as_properties().items():
+        # ---- reporting: reruns, record, gate verdict, dump (logic in harness/reporting/execute.py)
+        config, props = self.config, backend.info.as_properties()
+        dumps = self.config.getoption("dump_failures")
+
+        def attempt():
+            capture = {} if dumps else None
+            return run_case(self.case, backend, backend.info.family, capture=capture), capture
+
+        outcome, attempts, capture = execute.run_with_reruns(attempt, config.getoption("reruns"))
+        record = execute.record_for(self.case, outcome, nodeid=self.nodeid, props=props, attempts=attempts,
+                                    root=Path(str(config.rootpath)), timings=outcome.timings)
+        record = execute.gated_record(config, record)
+        if dumps:
+            record["dump"] = execute.dump_failure(record, capture, execute.report_dir(config, props) / "failures")
+        self.record = record
+        self.user_properties.append(("record", json.dumps(record, default=str)))
+        # ---- end reporting
+        for k, v in props.items():
             self.user_properties.append((k, v))
-        if outcome.outcome == "skipped":
+        status = record["status"]
+        if status == "SKIP":
             pytest.skip(outcome.reason)
-        if outcome.outcome == "xfailed":
-            pytest.xfail(outcome.reason)
-        if outcome.outcome == "failed":
-            raise CaseFailure(outcome.reason)
+        if status == "EXPECTED_FAIL":
+            pytest.xfail(record["reason"])
+        if execute.is_gate_failure(record):
+            raise CaseFailure(record["reason"] if status != "UNEXPECTED_PASS" else
+                              f"UNEXPECTED_PASS: passes, but {record['waiver']['source']} lists it as failing "
+                              f"({record['waiver']['reason']}): remove the stale entry")
 
     def repr_failure(self, excinfo, style=None):
         # the reason is the whole story; a traceback of the harness would only hide it
         if excinfo.errisinstance((CaseFailure, pytest.xfail.Exception)):
-            return f"{self.case.id}: {excinfo.value}"
+            repro = getattr(self, "record", {}).get("repro")
+            return f"{self.case.id}: {excinfo.value}" + (f"\nrepro: {repro}" if repro else "")
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
@@ -191,85 +209,3 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
-
-# ------------------------------------------------------------------ reporting
-
-def _is_controller(config) -> bool:
-    return not hasattr(config, "workerinput")
-
-
-def _recorder(config, props: dict) -> Recorder:
-    """Created on the first case result, from the backend facts that came with it
-    (under xdist the controller has no backend of its own)."""
-    recorder = config.stash.get(_RECORDER, None)
-    if recorder is None:
-        properties = {k: v for k, v in props.items() if k not in ("case_id", "op", "outcome")}
-        directory = config.getoption("report_dir") or Path(str(config.rootpath)) / "reports" / \
-            f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}"
-        recorder = config.stash[_RECORDER] = Recorder(Path(directory), banner(properties), properties)
-        _add_junit_properties(config, properties)
-    return recorder
-
-
-def _add_junit_properties(config, properties: dict) -> None:
-    try:
-        from _pytest.junitxml import xml_key
-    except ImportError:  # pragma: no cover - junitxml internals moved
-        return
-    xml = config.stash.get(xml_key, None)
-    if xml is not None:
-        for k, v in properties.items():
-            xml.add_global_property(k, v)
-
-
-def pytest_runtest_logreport(report):
-    """Record each case once: its judged outcome, or the error that stopped it."""
-    props = dict(report.user_properties)
-    if "case_id" not in props and report.failed and ".yaml::" in report.nodeid:
-        # a worker that crashed (segfault, abort in the library) sends a bare report: keep it
-        props = _crashed_case(report.nodeid)
-    if "case_id" not in props or not (report.when == "call" or report.failed):
-        return
-    if not _is_controller(_STATE["config"]):   # xdist workers forward reports; the controller records
-        return
-    recorder = _recorder(_STATE["config"], props)
-    if "outcome" in props:
-        record = json.loads(props["outcome"])
-        if report.failed and record.get("outcome") == "passed":   # raised after judging
-            record["outcome"], record["reason"] = "error", _one_line(report)
-    else:                                                        # raised before judging
-        record = {"case_id": props["case_id"], "op": props["op"], "outcome": "error", "reason": _one_line(report)}
-    recorder.add(record)
-
-
-def _crashed_case(nodeid: str) -> dict:
-    file_part, _, name = nodeid.partition("::")
-    try:
-        op = yaml.safe_load((Path(str(_STATE["config"].rootpath)) / file_part).read_text())["op"]
-    except Exception:          # the record matters more than its op name
-        op = Path(file_part).stem
-    return {"case_id": f"{op}.{name}", "op": op}
-
-
-def _one_line(report) -> str:
-    text = str(report.longrepr or "")
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return lines[-1][:500] if lines else "error"
-
-
-_STATE: dict = {}
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    recorder = config.stash.get(_RECORDER, None)
-    if recorder is None:
-        return
-    directory = recorder.finish()
-    tr = terminalreporter
-    tr.section("aclnn conformance summary")
-    tr.write_line(recorder.banner)
-    for line in recorder.table():
-        tr.write_line(line)
-    if recorder.notes:
-        tr.write_line(f"{len(recorder.notes)} case(s) carry a note: a documented claim the code does not follow, or a deviation they target (summary.json)")
-    tr.write_line(f"reports: {directory}")

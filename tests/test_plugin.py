@@ -38,7 +38,7 @@ def test_report_provenance_and_summary(suite):
     assert {r["outcome"] for r in records} == {"passed", "skipped"}
     assert all(r["backend"]["simulated"] == "true" for r in records)
     summary = json.loads((suite.tmp / "rep" / "summary.json").read_text())
-    assert summary["per_operator"]["MaxPool2dWithIndicesBackward"] == {"passed": 1, "skipped": 1}
+    assert summary["per_operator"]["MaxPool2dWithIndicesBackward"] == {"PASS": 1, "SKIP": 1}
 
 
 def test_ids_are_readable_node_ids_usable_with_k(suite):
@@ -100,6 +100,6 @@ def test_worker_crash_is_recorded_and_the_run_goes_on(suite, tmp_path):
     assert code == 1, out
     assert "crashed" in out, out
     records = [json.loads(x) for x in (tmp_path / "rep" / "results.jsonl").read_text().splitlines()]
-    outcomes = sorted((r["case_id"].split("[")[0], r["outcome"]) for r in records)
-    assert outcomes == [("MaxPool2dWithIndicesBackward.bad_args", "error"),
-                        ("MaxPool2dWithIndicesBackward.basic", "passed")], outcomes
+    outcomes = sorted((r["case_id"].split("[")[0], r["status"]) for r in records)
+    assert outcomes == [("MaxPool2dWithIndicesBackward.bad_args", "CRASH"),
+                        ("MaxPool2dWithIndicesBackward.basic", "PASS")], outcomes

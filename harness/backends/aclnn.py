@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import time
 
 from .. import dtypes, families
 from ..acl import abi, loader, runtime
@@ -139,8 +140,11 @@ class AclnnBackend:
             else:
                 raise ValueError(f"unknown argument kind {a.kind!r} for {a.name}")
         workspace_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
+        t0 = time.perf_counter()
         status = phase1(*c_args, ctypes.byref(workspace_size), ctypes.byref(executor))
-        extra = {"stale_message": stale} if stale else {}
+        extra = {"timings": {"phase1": time.perf_counter() - t0}}
+        if stale:
+            extra["stale_message"] = stale
         if status != 0:
             return RunResult(status, runtime.recent_error(libs), outputs=outputs, extra=extra)
         workspace = None
@@ -150,9 +154,11 @@ class AclnnBackend:
             except runtime.AclCallError:
                 objs.unused_executor(executor.value)
                 raise
+        t0 = time.perf_counter()
         p2 = phase2(workspace, workspace_size.value, executor, self.session.stream)
         messages = [runtime.recent_error(libs)] if p2 != 0 else []
         sync = rt.aclrtSynchronizeStream(self.session.stream)   # also surfaces asynchronous kernel errors
+        extra["timings"]["phase2"] = time.perf_counter() - t0    # launch + stream sync
         if sync != 0:
             messages.append(runtime.recent_error(libs))
         if p2 == 0 and sync == 0:

@@ -24,7 +24,7 @@ def default_dir(root: Path, props: dict) -> Path:
 
 class Recorder:
     def __init__(self, directory: Path, banner: str, properties: dict, *, root: Path, argv: list[str],
-                 case_files=(), extra: dict | None = None, html: bool = True):
+                 case_files=(), extra: dict | None = None, html: bool = True, started: str | None = None):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.banner, self.properties = banner, properties
@@ -32,7 +32,7 @@ class Recorder:
         self.results_path = self.dir / rec_mod.RESULTS
         self.results_path.write_text("")
         self.records: list[dict] = []
-        self.started, self._t0 = ident_mod.now(), time.time()
+        self.started, self._t0 = started or ident_mod.now(), time.time()
         self.identity: dict = {}
         self.gate: GateResult | None = None
 
