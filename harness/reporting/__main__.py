@@ -121,7 +121,7 @@ def cmd_sweep(a) -> int:
     extra = [x for x in a.pytest_args if x != "--"]
     merge_args = (["--previous", a.previous] if a.previous else []) + (["--gate", a.gate] if a.gate else [])
     return sweep.run(Path(a.out), [f for f in a.families.split(",") if f], a.shards, a.backend, extra,
-                     Path(__file__).resolve().parents[2], merge_args)
+                     Path(__file__).resolve().parents[2], merge_args, max(1, a.parallel))
 
 
 def main(argv=None) -> int:
@@ -161,6 +161,7 @@ def main(argv=None) -> int:
     w.add_argument("--families", required=True, help="comma-separated SoC families")
     w.add_argument("--shards", type=int, default=2)
     w.add_argument("--backend", default="aclnn")
+    w.add_argument("--parallel", type=int, default=1, help="jobs at once (default 1)")
     w.add_argument("--previous", help="last night's merged report directory")
     w.add_argument("--gate", help="baseline file or directory")
     w.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments for every job")

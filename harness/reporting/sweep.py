@@ -16,8 +16,10 @@ import yaml
 
 
 def job_command(family: str, shard: int, shards: int, out: Path, backend: str, extra: list[str]) -> list[str]:
-    """One job of the matrix: the suite on one family, one shard, its own report directory."""
-    return [sys.executable, "-m", "pytest", "cases/", "--backend", backend, "--soc", family,
+    """One job of the matrix: the suite on one family, one shard, its own report directory.
+    The whole of cases/ unless the extra arguments name case files."""
+    targets = [] if any(x.endswith((".yaml", ".yml")) or ".yaml::" in x for x in extra) else ["cases/"]
+    return [sys.executable, "-m", "pytest", *targets, "--backend", backend, "--soc", family,
             "--shard", f"{shard}/{shards}", "--report-dir", str(out / f"{family}-{shard}"), "-p", "no:cacheprovider",
             *extra]
 
@@ -30,21 +32,30 @@ def write_manifest(out: Path, backend: str, families: list[str], shards: int) ->
     return path
 
 
+def _finish(label: str, proc: subprocess.Popen) -> None:
+    stdout, stderr = proc.communicate()
+    tail = [ln for ln in stdout.splitlines() if ln.strip()][-1:] or ["(no output)"]
+    print(f"   {label}: exit {proc.returncode}: {tail[0]}", flush=True)
+    if proc.returncode not in (0, 1):     # 0 passed, 1 cases failed: both leave results
+        print(stdout[-3000:] + stderr[-3000:], file=sys.stderr)
+
+
 def run(out: Path, families: list[str], shards: int, backend: str, extra: list[str], root: Path,
-        merge_args: list[str]) -> int:
+        merge_args: list[str], parallel: int = 1) -> int:
     manifest = write_manifest(out, backend, families, shards)
     env = dict(os.environ)
     env.pop("SWCANN_SOC", None)        # each job's --soc picks the software CANN's SoC
-    dirs = []
-    for family in families:
-        for shard in range(1, shards + 1):
-            cmd = job_command(family, shard, shards, out, backend, extra)
-            print(f"== job {family} shard {shard}/{shards}: {' '.join(cmd[3:])}", flush=True)
-            proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
-            tail = [ln for ln in proc.stdout.splitlines() if ln.strip()][-1:] or ["(no output)"]
-            print(f"   exit {proc.returncode}: {tail[0]}", flush=True)
-            if proc.returncode not in (0, 1):     # 0 passed, 1 cases failed: both leave results
-                print(proc.stdout[-3000:] + proc.stderr[-3000:], file=sys.stderr)
-            dirs.append(out / f"{family}-{shard}")
+    jobs = [(f, i) for f in families for i in range(1, shards + 1)]
+    dirs = [out / f"{f}-{i}" for f, i in jobs]
+    running: list = []
+    for family, shard in jobs:                # at most `parallel` jobs at once, finished in start order
+        if len(running) >= parallel:
+            _finish(*running.pop(0))
+        cmd = job_command(family, shard, shards, out, backend, extra)
+        print(f"== job {family} shard {shard}/{shards}: {' '.join(cmd[3:])}", flush=True)
+        running.append((f"{family} {shard}/{shards}", subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
+                                                                        stderr=subprocess.PIPE, text=True)))
+    while running:
+        _finish(*running.pop(0))
     from .__main__ import main as cli
     return cli(["merge", "-o", str(out / "merged"), "--manifest", str(manifest), *merge_args, *map(str, dirs)])
