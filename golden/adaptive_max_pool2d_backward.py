@@ -4,10 +4,11 @@ Same scatter as the max-pool backward: gradInput[n,c,p] = sum of
 gradOutput[n,c,i,j] with indices[n,c,i,j] == p (p = h*W + w). The output size
 (Ho, Wo) is gradOutput's last two dims; attrs["outputSize"] is only used by
 prepare() to run the forward. self is (C,H,W) or (N,C,H,W)."""
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _common
+from . import _common, _opinfo, _reference
 
 OUTPUT = "gradInput"
 
@@ -36,3 +37,82 @@ def torch_op(inputs, attrs):
     r = torch.ops.aten.adaptive_max_pool2d_backward(
         inputs["gradOutput"], inputs["self"], inputs["indices"].long())
     return {OUTPUT: r}
+
+
+# ------------------------------------------------------------ for the harness's own tests
+
+def _gen_config(rng):
+    hw = [rng.randint(1, 8) for _ in range(2)]
+    out = []
+    for n in hw:
+        kind = rng.choice(["divides", "any", "larger"])
+        if kind == "divides":
+            out.append(rng.choice([q for q in range(1, n + 1) if n % q == 0]))
+        elif kind == "any":
+            out.append(rng.randint(1, n))
+        else:
+            out.append(rng.randint(n + 1, n + 3))
+    batched = rng.random() < 0.5
+    shape = _opinfo.lead_dims(rng, batched) + tuple(hw)
+    tags = {f"rank{len(shape)}"}
+    tags.add("divisible" if all(a % b == 0 for a, b in zip(hw, out)) else "non-divisible")
+    if any(b > a for a, b in zip(hw, out)):
+        tags.add("output>input")
+    p = _opinfo.params(shape, rng.choice(_opinfo.FLOATS), {"outputSize": out},
+                       rng.choice([None, torch.int32, torch.int64]))
+    return p, tags
+
+
+def _reference_loop(inputs, attrs):
+    go = np.asarray(inputs["gradOutput"], dtype=np.float64)
+    idx = np.asarray(inputs["indices"]).astype(np.int64)
+    shape = inputs["self"].shape
+    nplanes, (H, W) = _reference._planes(shape, 2)
+    Ho, Wo = go.shape[-2:]
+    go = go.reshape(nplanes, Ho, Wo)
+    idx = idx.reshape(nplanes, Ho, Wo)
+    gi = np.zeros((nplanes, H, W), dtype=np.float64)
+    for b in range(nplanes):
+        for i in range(Ho):
+            h0, h1 = (i * H) // Ho, -((-(i + 1) * H) // Ho)    # floor / ceil
+            for j in range(Wo):
+                w0, w1 = (j * W) // Wo, -((-(j + 1) * W) // Wo)
+                target = int(idx[b, i, j])
+                found = None
+                for h in range(h0, h1):
+                    for w in range(w0, w1):
+                        if h * W + w == target:
+                            found = (h, w)
+                assert found is not None, f"index {target} not in adaptive window ({i},{j})"
+                gi[b, found[0], found[1]] += go[b, i, j]
+    return gi.reshape(shape)
+
+
+def _autograd(inputs, attrs):
+    x = inputs["self"].double().requires_grad_(True)
+    go = inputs["gradOutput"].double()
+    y, _ = F.adaptive_max_pool2d(x, tuple(go.shape[-2:]), return_indices=True)
+    y.backward(go)
+    return x.grad
+
+
+def _forward(p, draw, inputs):
+    y, idx = F.adaptive_max_pool2d(inputs["self"].double(), p.attrs["outputSize"], return_indices=True)
+    return _opinfo.Forward(tuple(y.shape), idx, torch.int64)
+
+
+def _repo_example():
+    # spec G.10: self 3x2, gradOut 2x1, indices {1, 4} (the doc's index 6 is out of range)
+    inputs = {"gradOutput": torch.tensor([0.25, -1.5]).reshape(1, 1, 2, 1), "self": torch.zeros(1, 1, 3, 2),
+              "indices": torch.tensor([1, 4]).reshape(1, 1, 2, 1)}
+    got = golden(inputs, {})["gradInput"].reshape(-1).tolist()
+    assert got == [0, 0.25, 0, 0, -1.5, 0]
+    ref = _reference_loop({k: v.double().numpy() if v.is_floating_point() else v.numpy()
+                           for k, v in inputs.items()}, {})
+    assert ref.reshape(-1).tolist() == got
+
+
+INFO = _opinfo.scatter_op_info(
+    golden, gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
+    required_tags=frozenset({"rank3", "rank4", "divisible", "non-divisible", "output>input"}),
+    examples=(_repo_example,))

@@ -7,9 +7,13 @@ divisor = divisorOverride if != 0 (negative allowed), else poolSize if
 countIncludePad, else the clipped area. Every input element of the clipped
 window receives gradOutput[i, j] / divisor. self is (C,H,W) or (N,C,H,W); only
 its shape is used. cubeMathType has no numerical meaning for the golden."""
-import torch
+import functools
 
-from . import _common
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from . import _common, _opinfo, _reference
 
 OUTPUT = "gradInput"
 
@@ -97,3 +101,156 @@ def torch_op(inputs, attrs):
     r = torch.ops.aten.avg_pool2d_backward(go, x, list(k), list(s), list(p), ceil, cip,
                                            div if div != 0 else None)
     return {OUTPUT: r}
+
+
+# ------------------------------------------------------------ for the harness's own tests
+
+def _gen_config(rng):
+    k = [rng.randint(1, 4) for _ in range(2)]
+    s = [rng.randint(1, 4) for _ in range(2)]
+    p = [rng.randint(0, kk // 2) for kk in k]
+    ceil, cip = rng.random() < 0.5, rng.random() < 0.5
+    div = rng.choice([0, 0, 0, rng.randint(1, 6), -rng.randint(1, 6)])
+    hw = []
+    for a in range(2):
+        lo = max(1, k[a] - 2 * p[a])
+        hw.append(rng.randint(lo, lo + 6))
+    batched = rng.random() < 0.5
+    shape = _opinfo.lead_dims(rng, batched) + tuple(hw)
+    stride = rng.choice([None, _opinfo.list_form(rng, s, k)])      # None / [] both mean "= kernel"
+    attrs = {"kernelSize": _opinfo.list_form(rng, k), "stride": stride,
+             "padding": _opinfo.list_form(rng, p), "ceilMode": ceil, "countIncludePad": cip,
+             "divisorOverride": div, "cubeMathType": rng.randint(0, 3)}
+    if stride is None:
+        s = k
+    tags = {f"rank{len(shape)}", f"ceil={ceil}", f"cip={cip}",
+            "div=0" if div == 0 else ("div>0" if div > 0 else "div<0")}
+    tags |= {"overlap"} if any(kk > ss for kk, ss in zip(k, s)) else set()
+    tags |= {"gaps"} if any(ss > kk for kk, ss in zip(k, s)) else set()
+    tags |= {"padding"} if any(p) else set()
+    for a in range(2):
+        if ceil and _common.pool_out_size(hw[a], k[a], s[a], p[a], 1, True) != \
+                _common.pool_out_size(hw[a], k[a], s[a], p[a], 1, False):
+            tags.add("ceil changes shape")
+    return _opinfo.params(shape, rng.choice(_opinfo.FLOATS), attrs), tags
+
+
+def _reference_loop(inputs, attrs):
+    per_axis, pooled_len = _reference._per_axis, _reference._pooled_len
+    go = np.asarray(inputs["gradOutput"], dtype=np.float64)
+    shape = inputs["self"].shape
+    kh, kw = per_axis(attrs["kernelSize"], 2)
+    sh, sw = per_axis(attrs.get("stride"), 2, empty=[kh, kw])
+    ph, pw = per_axis(attrs.get("padding", [0]), 2)
+    ceil = bool(attrs.get("ceilMode", False))
+    cip = bool(attrs.get("countIncludePad", True))
+    div = int(attrs.get("divisorOverride", 0) or 0)
+    nplanes, (H, W) = _reference._planes(shape, 2)
+    Ho, Wo = pooled_len(H, kh, sh, ph, 1, ceil), pooled_len(W, kw, sw, pw, 1, ceil)
+    assert go.shape == tuple(shape[:-2]) + (Ho, Wo), f"gradOutput {go.shape} vs pooled {(Ho, Wo)}"
+    go = go.reshape(nplanes, Ho, Wo)
+    gi = np.zeros((nplanes, H, W), dtype=np.float64)
+    for b in range(nplanes):
+        for i in range(Ho):
+            for j in range(Wo):
+                # Count, element by element, the window members inside the padded input
+                # (count_include_pad pool size) and inside the real input (the elements
+                # that receive gradient).
+                padded, real = 0, []
+                for a in range(kh):
+                    for c in range(kw):
+                        h, w = i * sh - ph + a, j * sw - pw + c
+                        if -ph <= h < H + ph and -pw <= w < W + pw:
+                            padded += 1
+                        if 0 <= h < H and 0 <= w < W:
+                            real.append((h, w))
+                divisor = div if div != 0 else (padded if cip else len(real))
+                for h, w in real:
+                    gi[b, h, w] += go[b, i, j] / divisor
+    return gi.reshape(shape)
+
+
+def _autograd(inputs, attrs):
+    x = inputs["self"].double().requires_grad_(True)
+    k, s, p, _, ceil = _common.pool_attrs(attrs, 2, dilation=False)
+    y = F.avg_pool2d(x, k, s, p, ceil, bool(attrs["countIncludePad"]), attrs["divisorOverride"] or None)
+    y.backward(inputs["gradOutput"].double())
+    return x.grad
+
+
+def _forward(p, draw, inputs):
+    assert set(inputs) == {"gradOutput", "self"}, sorted(inputs)
+    k, s, pd, _, ceil = _common.pool_attrs(p.attrs, 2, dilation=False)
+    y = F.avg_pool2d(inputs["self"].double(), k, s, pd, ceil, p.attrs["countIncludePad"])
+    return _opinfo.Forward(tuple(y.shape))
+
+
+def _patched(name, fn):
+    """A mutant that replaces this module's `name` with fn(original)."""
+    import sys
+    module = sys.modules[__name__]
+
+    def mutant(patch):
+        patch(module, name, fn(getattr(module, name)))
+        return module.golden
+    return mutant
+
+
+def _uncapped(win):
+    def windows(size, k, s, p, n_out):
+        # pool size k*k even where a ceil-mode window runs past the padding
+        cs, ce, _ = win(size, k, s, p, n_out)
+        return cs, ce, [k] * n_out
+    return windows
+
+
+_MUTANTS = {
+    "countIncludePad ignored": _patched("_divisors", lambda div: lambda h, w, cip, d: div(h, w, False, d)),
+    "divisor off by one": _patched("_divisors", lambda div: lambda h, w, cip, d: div(h, w, cip, d) + 1),
+    "divisorOverride ignored": _patched("_divisors", lambda div: lambda h, w, cip, d: div(h, w, cip, 0)),
+    "sign of divisorOverride dropped": _patched("_divisors", lambda div: lambda h, w, cip, d: div(h, w, cip, abs(d))),
+    "ceil-mode pool size k*k": _patched("_axis_windows", _uncapped),
+}
+
+
+def _run(inputs_shape, go, **attrs):
+    a = {"padding": [0], "ceilMode": False, "countIncludePad": True, "divisorOverride": 0, "cubeMathType": 0}
+    a.update(attrs)
+    inputs = {"gradOutput": go, "self": torch.zeros(inputs_shape)}
+    return golden(inputs, a)["gradInput"], torch_op(inputs, a)["gradInput"]
+
+
+def _negative_divisor_gives_minus_half():
+    got, t = _run((1, 1, 2, 2), torch.ones(1, 1, 1, 1), kernelSize=[2], stride=[2], divisorOverride=-2)
+    assert torch.equal(got, torch.full((1, 1, 2, 2), -0.5, dtype=torch.float64))
+    assert torch.equal(t, got.float())
+
+
+def _global_pool_with_padding_matches_spec(cip, value):
+    # spec C.4: H=W=10, k=s=10, p=2 -> torch has 8 non-zero rows, 0.01 / 0.015625
+    got, _ = _run((1, 1, 10, 10), torch.ones(1, 1, 1, 1), kernelSize=[10, 10], stride=[10, 10],
+                  padding=[2, 2], countIncludePad=cip)
+    assert torch.all(got[0, 0, :8, :8] == value) and torch.count_nonzero(got) == 64, cip
+
+
+def _ceil_mode_pool_size_matches_spec():
+    # spec C.3: H=W=5, k=2, s=2, p=0, ceil, countIncludePad -> last row/col 0.5 (corner 1.0), rest 0.25
+    got, t = _run((1, 1, 5, 5), torch.ones(1, 1, 3, 3), kernelSize=[2], stride=[2], ceilMode=True)
+    assert got[0, 0, 0, 0] == 0.25 and got[0, 0, 4, 0] == 0.5 and got[0, 0, 0, 4] == 0.5 and got[0, 0, 4, 4] == 1.0
+    assert torch.equal(t, got.float())
+
+
+INFO = _opinfo.OpInfo(
+    gen_config=_gen_config,
+    required_tags=frozenset({"rank3", "rank4", "ceil=True", "ceil=False", "cip=True", "cip=False", "div=0",
+                             "div>0", "div<0", "overlap", "gaps", "padding", "ceil changes shape"}),
+    reference=_reference_loop,
+    exact=False,               # the summation order differs from the loop's
+    autograd=_autograd,
+    forward=_forward,
+    mutants=_MUTANTS,
+    examples=(_negative_divisor_gives_minus_half,
+              functools.partial(_global_pool_with_padding_matches_spec, True, 0.01),
+              functools.partial(_global_pool_with_padding_matches_spec, False, 0.015625),
+              _ceil_mode_pool_size_matches_spec),
+)

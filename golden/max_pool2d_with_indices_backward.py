@@ -6,7 +6,7 @@ self is (C,H,W) or (N,C,H,W)."""
 import torch
 import torch.nn.functional as F
 
-from . import _common
+from . import _common, _opinfo, _reference
 
 OUTPUT = "gradInput"
 
@@ -25,3 +25,40 @@ def torch_op(inputs, attrs):
         inputs["gradOutput"], inputs["self"], list(k), list(s), list(p), list(d), ceil,
         inputs["indices"].long())
     return {OUTPUT: r}
+
+
+# ------------------------------------------------------------ for the harness's own tests
+
+def _reference_loop(inputs, attrs):
+    return _reference.max_pool(inputs, attrs, 2)
+
+
+def _doc_example():
+    # spec section C example: 4x3 plane, k=s=2 -> indices 0 and 6 receive the two gradients
+    inputs = {"gradOutput": torch.tensor([0.4757, 0.1726]).reshape(1, 1, 2, 1),
+              "self": torch.zeros(1, 1, 4, 3), "indices": torch.tensor([0, 6], dtype=torch.int32).reshape(1, 1, 2, 1)}
+    attrs = {"kernelSize": [2, 2], "stride": [2, 2], "padding": [0, 0], "dilation": [1, 1], "ceilMode": False}
+    want = torch.zeros(12, dtype=torch.float64)
+    want[0], want[6] = float(torch.tensor(0.4757)), float(torch.tensor(0.1726))
+    assert torch.equal(golden(inputs, attrs)["gradInput"].reshape(-1), want)
+    assert torch.equal(torch_op(inputs, attrs)["gradInput"].reshape(-1), want.float())
+
+
+def _window_entirely_in_padding_is_rejected():
+    # dilation 3, kernel 2, pad 1 on H=2: the only window's taps are rows -1 and 2, both
+    # outside the input; torch's forward returns -inf and index 12 == H*W (outside the
+    # plane), so neither prepare nor golden may use it
+    import pytest
+    attrs = {"kernelSize": [2, 1], "stride": [2, 3], "padding": [1, 0], "dilation": [3, 2], "ceilMode": True}
+    p = _opinfo.params((1, 1, 2, 6), torch.float32, attrs)
+    y, idx = F.max_pool2d(torch.randn(p.shape, dtype=torch.float64), (2, 1), (2, 3), (1, 0), (3, 2), True,
+                          return_indices=True)
+    assert int(idx.max()) >= 12 and torch.isneginf(y).all()
+    with pytest.raises(ValueError, match="entirely in the padding"):
+        prepare(lambda name, shape, dt: torch.randn(shape, dtype=torch.float64).to(dt), p)
+    inputs = {"gradOutput": torch.ones(1, 1, 1, 2), "self": torch.zeros(p.shape), "indices": idx}
+    with pytest.raises(ValueError, match="entirely in the padding"):
+        golden(inputs, attrs)
+
+
+INFO = _opinfo.max_pool_info(2, golden, _reference_loop, {"rank3", "rank4"}, (_doc_example, _window_entirely_in_padding_is_rejected))

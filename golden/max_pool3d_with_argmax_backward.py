@@ -7,7 +7,7 @@ gradOutput's spatial size; the golden does (anything else is undefined)."""
 import torch
 import torch.nn.functional as F
 
-from . import _common
+from . import _common, _opinfo, _reference
 
 OUTPUT = "gradInput"
 
@@ -32,3 +32,24 @@ def torch_op(inputs, attrs):
     r = torch.ops.aten.max_pool3d_with_indices_backward(
         go, x, list(k), list(s), list(p), list(d), ceil, idx.long())
     return {OUTPUT: r}
+
+
+# ------------------------------------------------------------ for the harness's own tests
+
+def _reference_loop(inputs, attrs):
+    return _reference.max_pool(inputs, attrs, 3)
+
+
+def _doc_example():
+    # spec section C example: one 2x2x2 window; the maximum 1.7510 sits at flat index 6
+    x = torch.tensor([0.0850, -0.5147, -0.0212, -0.5654, -0.3222, 0.5847, 1.7510, 0.9954]).reshape(1, 1, 2, 2, 2)
+    attrs = {"kernelSize": [2, 2, 2], "stride": [2, 2, 2], "padding": [0, 0, 0], "dilation": [1, 1, 1],
+             "ceilMode": False}
+    inputs = prepare(lambda name, shape, dt: x if name == "self" else torch.full(shape, 0.4757),
+                     _opinfo.params((1, 1, 2, 2, 2), torch.float32, attrs))
+    assert inputs["indices"].dtype == torch.int32 and inputs["indices"].reshape(-1).tolist() == [6]
+    got = golden(inputs, attrs)["gradInput"].reshape(-1)
+    assert got[6] == float(torch.tensor(0.4757)) and torch.count_nonzero(got) == 1
+
+
+INFO = _opinfo.max_pool_info(3, golden, _reference_loop, {"rank4", "rank5"}, (_doc_example,))

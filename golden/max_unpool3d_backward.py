@@ -5,12 +5,14 @@ index is flat into gradOutput's oD*oH*oW volume of the same (n, c). A pure
 gather: stride, padding and self's values have no effect. 5-D is
 (N,C,D,H,W); 4-D is (N,D,H,W) (C = 1; torch reads it as (C,D,H,W), which
 gathers identically)."""
+import functools
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _common
+from . import _common, _opinfo, _reference
 
 OUTPUT = "out"
 
@@ -70,3 +72,84 @@ def torch_op(inputs, attrs):
     rank = x.dim()
     r = _flat(go, rank).gather(2, _flat(idx.long(), rank)).reshape(x.shape)
     return {OUTPUT: r}
+
+
+# ------------------------------------------------------------ for the harness's own tests
+
+def _gen_config(rng):
+    stride = [rng.randint(1, 3) for _ in range(3)]
+    sp = [rng.randint(1, 3) for _ in range(3)]
+    out = [n * s + rng.randint(0, s - 1) for n, s in zip(sp, stride)]
+    rank = rng.choice([4, 5])
+    lead = (rng.randint(1, 2),) if rank == 4 else (rng.randint(1, 2), rng.randint(1, 3))
+    attrs = {"outputSize": out, "stride": stride, "padding": [rng.randint(-2, 2) for _ in range(3)]}
+    dtype = rng.choice(_opinfo.FLOATS[:2] + [torch.float64] + _opinfo.INTS)
+    tags = {f"rank{rank}", "int" if not dtype.is_floating_point else "float"}
+    if math.prod(out) > math.prod(sp):
+        tags.add("outputSize>self")
+    return _opinfo.params(lead + tuple(sp), dtype, attrs), tags
+
+
+def _reference_loop(inputs, attrs):
+    go = np.asarray(inputs["gradOutput"])
+    idx = np.asarray(inputs["indices"]).astype(np.int64)
+    shape = inputs["self"].shape
+    nplanes, _ = _reference._planes(shape, 3)
+    assert idx.shape == tuple(shape)
+    vol = int(np.prod(go.shape[-3:]))
+    if attrs.get("outputSize") is not None:
+        assert tuple(go.shape[-3:]) == tuple(_reference._per_axis(attrs["outputSize"], 3))
+    go = go.reshape(nplanes, vol)
+    idx = idx.reshape(nplanes, -1)
+    out = np.zeros(idx.shape, dtype=go.dtype)
+    for b in range(nplanes):
+        for q in range(idx.shape[1]):
+            src = int(idx[b, q])
+            assert 0 <= src < vol, f"index {src} out of [0, {vol})"
+            out[b, q] = go[b, src]
+    return out.reshape(shape)
+
+
+def _autograd(inputs, attrs):
+    x = inputs["self"].double().requires_grad_(True)
+    go = inputs["gradOutput"].double()
+    st = _common.expand(attrs["stride"], 3, "stride")
+    y = F.max_unpool3d(x, inputs["indices"].long(), st, st, 0, output_size=tuple(go.shape[-3:]))
+    y.backward(go)
+    return x.grad
+
+
+def _forward(p, draw, inputs):
+    st = p.attrs["stride"]
+    unpooled = draw("unpooled", p.shape[:-3] + tuple(p.attrs["outputSize"]), p.dtype).double()
+    _, idx = F.max_pool3d(unpooled, st, st, 0, return_indices=True)
+    return _opinfo.Forward(p.shape[:-3] + tuple(p.attrs["outputSize"]), idx, torch.int64)
+
+
+def _index_off_by_one(patch):
+    def fn(inputs, attrs):
+        vol = math.prod(inputs["gradOutput"].shape[-3:])
+        return golden({**inputs, "indices": (inputs["indices"] + 1) % vol}, attrs)
+    return fn
+
+
+def _rejects_inconsistent_config(output_size, stride, shape):
+    import pytest
+    attrs = {"outputSize": output_size, "stride": stride, "padding": [0, 0, 0]}
+    with pytest.raises(ValueError, match="inconsistent unpool"):
+        prepare(lambda name, shp, dt: torch.randn(shp, dtype=torch.float64).to(dt),
+                _opinfo.params(shape, torch.float32, attrs))
+
+
+INFO = _opinfo.OpInfo(
+    gen_config=_gen_config,
+    required_tags=frozenset({"rank4", "rank5", "int", "float", "outputSize>self"}),
+    reference=_reference_loop,
+    autograd=_autograd,
+    forward=_forward,
+    mutants={"swapped indices": lambda patch: _opinfo.swapped_indices(golden),
+             "index off by one": _index_off_by_one},
+    examples=(functools.partial(_rejects_inconsistent_config, [4, 4, 4], [1, 1, 1], (1, 1, 2, 2, 2)),
+              functools.partial(_rejects_inconsistent_config, [5, 4, 4], [2, 2, 2], (1, 3, 2, 2)),
+              functools.partial(_rejects_inconsistent_config, [1, 4, 4], [2, 2, 2], (1, 1, 1, 2, 2))),
+)

@@ -1,8 +1,11 @@
-"""Data-type names used in case files, and their torch / ACL equivalents.
+"""The one table of data types: case-file names, aliases, ACL enum values, torch dtypes.
 
-Case files name dtypes the way torch does (float16, bfloat16, ...); ATK's short
-names (fp16, bf16, ...) are accepted as aliases so ATK lists can be pasted in.
-The ACL enum values are those of acl_base_rt.h (spec acl_abi.md section 3.1).
+Every other place (the ctypes ABI tables, the comparators, the case-file loader) reads
+this table; nothing else spells an enum value. Values are those of acl_base_rt.h (spec
+acl_abi.md section 3.1). Case files name dtypes the way torch does (float16,
+bfloat16, ...); ATK's short names (fp16, bf16, ...) are aliases so ATK lists can be pasted
+in. A dtype with no torch equivalent (complex32, uint1, ...) can still be named in an
+invalid scenario: it is passed to the library, never computed with.
 """
 from __future__ import annotations
 
@@ -13,53 +16,72 @@ import torch
 
 @dataclass(frozen=True)
 class DType:
-    name: str
-    torch: torch.dtype
-    acl: int            # aclDataType enum value
-    ge_name: str        # the name CANN error texts use (DT_FLOAT, ...)
-
-    @property
-    def is_floating(self) -> bool:
-        return self.torch.is_floating_point
-
-    @property
-    def itemsize(self) -> int:
-        return torch.empty((), dtype=self.torch).element_size()
+    name: str                   # the case-file name
+    acl_name: str               # the aclDataType constant
+    acl: int                    # its enum value
+    torch: torch.dtype | None   # None: the harness cannot compute with it
+    aliases: tuple[str, ...] = ()
 
 
-_ALL = (
-    DType("float32", torch.float32, 0, "DT_FLOAT"),
-    DType("float16", torch.float16, 1, "DT_FLOAT16"),
-    DType("int8", torch.int8, 2, "DT_INT8"),
-    DType("int32", torch.int32, 3, "DT_INT32"),
-    DType("uint8", torch.uint8, 4, "DT_UINT8"),
-    DType("int16", torch.int16, 6, "DT_INT16"),
-    DType("int64", torch.int64, 9, "DT_INT64"),
-    DType("float64", torch.float64, 11, "DT_DOUBLE"),
-    DType("bool", torch.bool, 12, "DT_BOOL"),
-    DType("bfloat16", torch.bfloat16, 27, "DT_BF16"),
+ALL: tuple[DType, ...] = (
+    DType("undefined", "ACL_DT_UNDEFINED", -1, None),
+    DType("float32", "ACL_FLOAT", 0, torch.float32, ("fp32", "float")),
+    DType("float16", "ACL_FLOAT16", 1, torch.float16, ("fp16", "half")),
+    DType("int8", "ACL_INT8", 2, torch.int8),
+    DType("int32", "ACL_INT32", 3, torch.int32),
+    DType("uint8", "ACL_UINT8", 4, torch.uint8),
+    DType("int16", "ACL_INT16", 6, torch.int16),
+    DType("uint16", "ACL_UINT16", 7, None),
+    DType("uint32", "ACL_UINT32", 8, None),
+    DType("int64", "ACL_INT64", 9, torch.int64),
+    DType("uint64", "ACL_UINT64", 10, None),
+    DType("float64", "ACL_DOUBLE", 11, torch.float64, ("fp64", "double")),
+    DType("bool", "ACL_BOOL", 12, torch.bool),
+    DType("string", "ACL_STRING", 13, None),
+    DType("complex64", "ACL_COMPLEX64", 16, torch.complex64),
+    DType("complex128", "ACL_COMPLEX128", 17, torch.complex128),
+    DType("bfloat16", "ACL_BF16", 27, torch.bfloat16, ("bf16",)),
+    DType("int4", "ACL_INT4", 29, None),
+    DType("uint1", "ACL_UINT1", 30, None),
+    DType("complex32", "ACL_COMPLEX32", 33, None),
+    DType("hifloat8", "ACL_HIFLOAT8", 34, None),
+    DType("float8_e5m2", "ACL_FLOAT8_E5M2", 35, None),
+    DType("float8_e4m3fn", "ACL_FLOAT8_E4M3FN", 36, None),
+    DType("float8_e8m0", "ACL_FLOAT8_E8M0", 37, None),
+    DType("float6_e3m2", "ACL_FLOAT6_E3M2", 38, None),
+    DType("float6_e2m3", "ACL_FLOAT6_E2M3", 39, None),
+    DType("float4_e2m1", "ACL_FLOAT4_E2M1", 40, None),
+    DType("float4_e1m2", "ACL_FLOAT4_E1M2", 41, None),
 )
 
-_ALIASES = {
-    "fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16",
-    "bf16": "bfloat16", "fp64": "float64", "double": "float64",
-}
-
-BY_NAME = {d.name: d for d in _ALL}
+BY_NAME = {d.name: d for d in ALL}
+_BY_ALIAS = {a: d for d in ALL for a in (d.name, *d.aliases)}
 
 
 def lookup(name: str) -> DType:
-    """Return the DType for a case-file name; raise KeyError listing valid names."""
-    key = _ALIASES.get(str(name), str(name))
+    """The DType of a case-file name or alias; KeyError naming the valid ones."""
     try:
-        return BY_NAME[key]
+        return _BY_ALIAS[str(name)]
     except KeyError:
-        valid = ", ".join(sorted(BY_NAME) + sorted(_ALIASES))
-        raise KeyError(f"unknown dtype {name!r} (known: {valid})") from None
+        raise KeyError(f"unknown dtype {name!r} (known: {', '.join(sorted(_BY_ALIAS))})") from None
+
+
+def canonical(name: str) -> str:
+    """'fp16' -> 'float16'; a name the table does not know is returned unchanged."""
+    d = _BY_ALIAS.get(str(name))
+    return d.name if d else str(name)
 
 
 def from_torch(dtype: torch.dtype) -> DType:
-    for d in _ALL:
+    for d in ALL:
         if d.torch == dtype:
             return d
     raise KeyError(f"torch dtype {dtype} has no ACL equivalent in this suite")
+
+
+def torch_of(name: str) -> torch.dtype:
+    """The torch dtype of a case-file name; ValueError where the harness cannot compute with it."""
+    d = lookup(name)
+    if d.torch is None:
+        raise ValueError(f"dtype {d.name} has no torch equivalent: it can only be passed to the library")
+    return d.torch

@@ -1,17 +1,22 @@
-"""aclFormat names and enum values (spec acl_abi.md section 3.2)."""
+"""The one table of aclFormat names and enum values (spec acl_abi.md section 3.2)."""
 from __future__ import annotations
 
-FORMATS = {
-    "UNDEFINED": -1, "NCHW": 0, "NHWC": 1, "ND": 2, "NC1HWC0": 3, "FRACTAL_Z": 4,
-    "NC1HWC0_C04": 12, "HWCN": 16, "NDHWC": 27, "FRACTAL_NZ": 29, "NCDHW": 30,
-    "NDC1HWC0": 32, "FRACTAL_Z_3D": 33, "NC": 35, "NCL": 47,
-    "FRACTAL_NZ_C0_16": 50, "FRACTAL_NZ_C0_32": 51, "FRACTAL_NZ_C0_2": 52,
-    "FRACTAL_NZ_C0_4": 53, "FRACTAL_NZ_C0_8": 54,
+# case-file name -> (aclFormat constant, enum value).
+# ACL_FRACTAL_Z_3D really has no FORMAT_ in its name.
+TABLE = {
+    "UNDEFINED": ("ACL_FORMAT_UNDEFINED", -1), "NCHW": ("ACL_FORMAT_NCHW", 0),
+    "NHWC": ("ACL_FORMAT_NHWC", 1), "ND": ("ACL_FORMAT_ND", 2),
+    "NC1HWC0": ("ACL_FORMAT_NC1HWC0", 3), "FRACTAL_Z": ("ACL_FORMAT_FRACTAL_Z", 4),
+    "NC1HWC0_C04": ("ACL_FORMAT_NC1HWC0_C04", 12), "HWCN": ("ACL_FORMAT_HWCN", 16),
+    "NDHWC": ("ACL_FORMAT_NDHWC", 27), "FRACTAL_NZ": ("ACL_FORMAT_FRACTAL_NZ", 29),
+    "NCDHW": ("ACL_FORMAT_NCDHW", 30), "NDC1HWC0": ("ACL_FORMAT_NDC1HWC0", 32),
+    "FRACTAL_Z_3D": ("ACL_FRACTAL_Z_3D", 33), "NC": ("ACL_FORMAT_NC", 35), "NCL": ("ACL_FORMAT_NCL", 47),
+    "FRACTAL_NZ_C0_16": ("ACL_FORMAT_FRACTAL_NZ_C0_16", 50), "FRACTAL_NZ_C0_32": ("ACL_FORMAT_FRACTAL_NZ_C0_32", 51),
+    "FRACTAL_NZ_C0_2": ("ACL_FORMAT_FRACTAL_NZ_C0_2", 52), "FRACTAL_NZ_C0_4": ("ACL_FORMAT_FRACTAL_NZ_C0_4", 53),
+    "FRACTAL_NZ_C0_8": ("ACL_FORMAT_FRACTAL_NZ_C0_8", 54),
 }
 
-# Formats whose view dims put the channel last; an op opts in per case file
-# (`channel_last_formats`) because only some ops read the dims in that order.
-CHANNEL_LAST = {"NHWC": True, "NDHWC": True}
+FORMATS = {name: value for name, (_, value) in TABLE.items()}
 
 
 def lookup(name: str) -> int:

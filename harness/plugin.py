@@ -1,26 +1,27 @@
-"""pytest plugin: collects cases/*.yaml as test items and runs them on a backend.
+"""pytest glue: collects cases/*.yaml as test items and runs them on a backend.
 
 The pattern is pytest's own "YAML test files" example: a File collector per
-case file and one Item per expanded case. Options select the backend, the
-device, the SoC family under test, the tier and where reports go.
+case file and one Item per expanded case. The command line is read once into
+RunSettings (in the stash); a CaseSession object holds the per-process state
+(backend, recorder) and implements the hooks that need it.
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from . import backends, families
-from .casefile import Case, load
 from .errors import CaseFileError, HarnessConfigError
-from .reporting import execute
-from .runner import run_case
+from .judge import load_case_file
+from .judge.runner import run_case
+from .model import Case
+from .reporting.gate import is_gate_failure
+from .reporting.run import ReportSettings, RunReporting, add_options as add_report_options
 
-# gating, reruns, sharding, failure dumps and every report: harness/reporting/pytest_plugin.py
-pytest_plugins = ["harness.reporting.pytest_plugin"]
-
-_BACKEND = pytest.StashKey()
+_SESSION = pytest.StashKey()
 
 
 def pytest_addoption(parser):
@@ -41,19 +42,32 @@ def pytest_addoption(parser):
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
     g.addoption("--deterministic", action="store_true",
                 help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
+    add_report_options(parser.getgroup("aclnn conformance: gating, reruns, shards, reports"))
 
 
-class _Config:
-    """Backend settings read from the command line."""
+@dataclass(frozen=True)
+class RunSettings:
+    """The command line, read once. Backends take their settings from here."""
+    backend: str
+    device: str | None
+    family: str | None        # --soc
+    no_sw_fallback: bool
+    deterministic: bool
+    tier: str
+    report_dir: str | None
+    worker: str | None        # xdist worker id; None in the controller or without xdist
 
-    def __init__(self, config):
-        self.backend = config.getoption("backend")
-        self.device = config.getoption("device")
+    @classmethod
+    def from_config(cls, config) -> "RunSettings":
         soc = config.getoption("soc")
-        self.family = families.check_family(soc) if soc else None
-        self.no_sw_fallback = config.getoption("no_sw_fallback")
-        self.deterministic = config.getoption("deterministic")
-        self.worker = getattr(config, "workerinput", {}).get("workerid")
+        try:
+            family = families.check_family(soc) if soc else None
+        except families.UnknownSocError as e:
+            raise pytest.UsageError(str(e)) from None
+        return cls(config.getoption("backend"), config.getoption("device"), family,
+                   config.getoption("no_sw_fallback"), config.getoption("deterministic"),
+                   config.getoption("tier"), config.getoption("report_dir"),
+                   getattr(config, "workerinput", {}).get("workerid"))
 
 
 def pytest_configure(config):
@@ -62,37 +76,9 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
     for fam in families.FAMILIES:
         config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
-    try:
-        _Config(config)
-    except families.UnknownSocError as e:
-        raise pytest.UsageError(str(e)) from None
-
-
-def get_backend(config):
-    """One backend per process (each xdist worker has its own), created on first use."""
-    backend = config.stash.get(_BACKEND, None)
-    if backend is None:
-        try:
-            backend = backends.create(config.getoption("backend"), _Config(config))
-        except HarnessConfigError as e:
-            raise pytest.UsageError(str(e)) from None
-        config.stash[_BACKEND] = backend
-    return backend
-
-
-def _runs_cases(config) -> bool:
-    """True when the command line points at case files (not at the harness's own tests)."""
-    for arg in config.args:
-        path = Path(str(arg).split("::")[0])
-        if path.suffix in (".yaml", ".yml") or path.name == "cases" or (path / "cases").is_dir() and path.resolve() == Path(str(config.rootpath)).resolve():
-            return True
-    return False
-
-
-def pytest_report_header(config):
-    if config.getoption("collectonly") or not _runs_cases(config):
-        return None
-    return get_backend(config).info.banner()
+    session = CaseSession(config, RunSettings.from_config(config))
+    config.stash[_SESSION] = session
+    config.pluginmanager.register(session, "aclnn-case-session")
 
 
 def pytest_collect_file(parent, file_path):
@@ -101,10 +87,133 @@ def pytest_collect_file(parent, file_path):
     return None
 
 
+class CaseSession:
+    """Per-process state: the backend (opened on first use, never in the xdist controller)
+    and the recorder (only in the controller, or the one process without xdist)."""
+
+    def __init__(self, config, settings: RunSettings):
+        self.config, self.settings = config, settings
+        self._backend = None
+        self.is_controller = not hasattr(config, "workerinput")
+        try:
+            report_settings = ReportSettings.from_options(config.getoption)
+        except HarnessConfigError as e:
+            raise pytest.UsageError(str(e)) from None
+        # statuses, gating, reruns, shards, dumps and every report: harness/reporting/
+        self.reporting = RunReporting(
+            report_settings, root=Path(str(config.rootpath)), argv=["pytest", *config.invocation_params.args],
+            requested={"backend": settings.backend, "family": settings.family}, worker=settings.worker,
+            extra={"shard": config.getoption("shard"), "reruns": report_settings.reruns,
+                   "gate": report_settings.gate, "tier": settings.tier})
+
+    def backend(self):
+        if self._backend is None:
+            try:
+                self._backend = backends.create(self.settings.backend, self.settings)
+            except HarnessConfigError as e:
+                raise pytest.UsageError(str(e)) from None
+        return self._backend
+
+    # ------------------------------------------------------------ hooks
+
+    def pytest_report_header(self, config):
+        if config.getoption("collectonly") or not _runs_cases(config):
+            return None
+        return backends.preview(self.settings.backend, self.settings)
+
+    @pytest.hookimpl(trylast=True)     # after -k/-m: the shard splits what is left
+    def pytest_collection_modifyitems(self, config, items):
+        family = self.settings.family
+        if self.settings.backend == "aclnn" and not config.getoption("collectonly") \
+                and any(hasattr(i, "case") for i in items):
+            family = self.backend().info.family       # the library's family decides what applies
+        keep, drop = [], []
+        for item in items:
+            case = getattr(item, "case", None)
+            if case is None or (self.settings.tier in ("all", case.tier)
+                                and (family is None or family in case.families)):
+                keep.append(item)
+            else:
+                drop.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+        self._select_for_reporting(config, items)
+
+    def _select_for_reporting(self, config, items):
+        """Baseline skips, the shard, and the manifest of what this run was asked to run."""
+        cases = [i for i in items if hasattr(i, "case")]
+        if not cases or config.getoption("collectonly") and not self.reporting.settings.shard:
+            return
+        props = None if config.getoption("collectonly") else self._props()
+        try:
+            keep, skips = self.reporting.select([(i.case, i.nodeid) for i in cases], props)
+        except HarnessConfigError as e:
+            raise pytest.UsageError(str(e)) from None
+        for k, reason in skips.items():
+            cases[k].add_marker(pytest.mark.skip(reason=reason))
+        drop = {id(i) for i, k in zip(cases, keep) if not k}
+        if drop:
+            config.hook.pytest_deselected(items=[i for i in items if id(i) in drop])
+            items[:] = [i for i in items if id(i) not in drop]
+
+    def _props(self) -> dict:
+        return self.backend().info.as_properties()
+
+    def pytest_runtest_logreport(self, report):
+        """Record each case once (in the controller): its record, or what stopped it."""
+        if not self.is_controller:      # xdist workers forward reports; the controller records
+            return
+        first = self.reporting.recorder is None
+        self.reporting.record_report(dict(report.user_properties), report.nodeid, report.when, report.failed,
+                                     _one_line(report))
+        if first and self.reporting.recorder is not None:
+            _add_junit_properties(self.config, self.reporting.recorder.properties)
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.is_controller:
+            session.exitstatus = self.reporting.finish(session.exitstatus)
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        lines = self.reporting.summary_lines()
+        if lines:
+            terminalreporter.section("aclnn conformance summary")
+            for line in lines:
+                terminalreporter.write_line(line)
+
+
+def _runs_cases(config) -> bool:
+    """True when the command line points at case files (not at the harness's own tests)."""
+    root = Path(str(config.rootpath)).resolve()
+    for arg in config.args:
+        path = Path(str(arg).split("::")[0])
+        if path.suffix in (".yaml", ".yml") or path.name == "cases" or \
+                (path / "cases").is_dir() and path.resolve() == root:
+            return True
+    return False
+
+
+def _add_junit_properties(config, properties: dict) -> None:
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - junitxml internals moved
+        return
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:
+        for k, v in properties.items():
+            xml.add_global_property(k, v)
+
+
+def _one_line(report) -> str:
+    text = str(report.longrepr or "")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[-1][:500] if lines else "error"
+
+
 class CaseFile(pytest.File):
     def collect(self):
         try:
-            op, cases = load(self.path)
+            op, cases = load_case_file(self.path)
         except CaseFileError as e:
             # One failing item instead of a collection error: the other case
             # files still run, and the error is one line naming file/group/field.
@@ -122,7 +231,7 @@ class CaseFileErrorItem(pytest.Item):
         self.user_properties += [("case_id", f"{self.path.name}::case-file-error"), ("op", "(case file)")]
 
     def runtest(self):
-        for k, v in get_backend(self.config).info.as_properties().items():
+        for k, v in self.config.stash[_SESSION].backend().info.as_properties().items():
             self.user_properties.append((k, v))
         raise self.error
 
@@ -150,32 +259,25 @@ class CaseItem(pytest.Item):
             self.add_marker("slow")
 
     def runtest(self):
-        backend = get_backend(self.config)
-        # ---- reporting: reruns, record, gate verdict, dump (logic in harness/reporting/execute.py)
-        config, props = self.config, backend.info.as_properties()
-        dumps = self.config.getoption("dump_failures")
-
-        def attempt():
-            capture = {} if dumps else None
-            return run_case(self.case, backend, backend.info.family, capture=capture), capture
-
-        outcome, attempts, capture = execute.run_with_reruns(attempt, config.getoption("reruns"))
-        record = execute.record_for(self.case, outcome, nodeid=self.nodeid, props=props, attempts=attempts,
-                                    root=Path(str(config.rootpath)), timings=outcome.timings)
-        record = execute.gated_record(config, record)
-        if dumps:
-            record["dump"] = execute.dump_failure(record, capture, execute.report_dir(config, props) / "failures")
+        session = self.config.stash[_SESSION]
+        backend = session.backend()
+        props = backend.info.as_properties()
+        try:   # reruns, the record (status, repro, timings), the gate's verdict, the dump
+            record = session.reporting.run_case(self.case, self.nodeid, props,
+                                                lambda capture: run_case(self.case, backend, backend.info.family,
+                                                                         capture=capture))
+        except HarnessConfigError as e:     # a baseline that does not fit this run's target
+            raise pytest.UsageError(str(e)) from None
         self.record = record
         self.user_properties.append(("record", json.dumps(record, default=str)))
-        # ---- end reporting
         for k, v in props.items():
             self.user_properties.append((k, v))
         status = record["status"]
         if status == "SKIP":
-            pytest.skip(outcome.reason)
+            pytest.skip(record["reason"])
         if status == "EXPECTED_FAIL":
             pytest.xfail(record["reason"])
-        if execute.is_gate_failure(record):
+        if is_gate_failure(record):
             raise CaseFailure(record["reason"] if status != "UNEXPECTED_PASS" else
                               f"UNEXPECTED_PASS: passes, but {record['waiver']['source']} lists it as failing "
                               f"({record['waiver']['reason']}): remove the stale entry")
@@ -189,23 +291,3 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, self.case.id
-
-
-def pytest_collection_modifyitems(config, items):
-    tier = config.getoption("tier")
-    family = _Config(config).family
-    if config.getoption("backend") == "aclnn" and not config.getoption("collectonly"):
-        family = get_backend(config).info.family
-    keep, drop = [], []
-    for item in items:
-        case = getattr(item, "case", None)
-        if case is None:
-            keep.append(item)
-            continue
-        tier_ok = tier == "all" or case.tier == tier
-        family_ok = family is None or family in case.families
-        (keep if tier_ok and family_ok else drop).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-

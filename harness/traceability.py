@@ -17,8 +17,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .casefile import Case, Check, OpSpec, load
 from .families import FAMILIES
+from .judge import load_case_file
+from .model import Case, Check, OpSpec
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 # The families every testable check must be covered on (where the check applies).
@@ -42,8 +43,8 @@ Loaded = list[tuple[OpSpec, list[Case]]]
 
 
 def load_all(cases_dir: Path | str = CASES_DIR) -> Loaded:
-    """Every cases/*.yaml, loaded with harness.casefile.load (raises CaseFileError)."""
-    return [load(p) for p in sorted(Path(cases_dir).glob("*.yaml"))]
+    """Every cases/*.yaml, loaded with the harness's vocabulary (raises CaseFileError)."""
+    return [load_case_file(p) for p in sorted(Path(cases_dir).glob("*.yaml"))]
 
 
 def cases_for(check: Check, cases: list[Case], family: str) -> list[Case]:

@@ -19,7 +19,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from harness import casefile, dtypes, families, formats, inputs, layout, runner
+from harness import dtypes, families, formats, inputs
+from harness.inputs import layout
+from harness.judge import load_case_file, runner
 from harness.acl import abi, loader, runtime
 from harness.acl.objects import CaseObjects, alloc_size, describe_tensor
 from harness.errors import HarnessConfigError
@@ -60,7 +62,7 @@ def backend(swcann_root):
 
 @pytest.fixture(scope="module")
 def mp2d_cases():
-    _, cases = casefile.load(CASES)
+    _, cases = load_case_file(CASES)
     return cases
 
 
@@ -198,7 +200,7 @@ def test_nhwc_case_numerics(backend, mp2d_cases):
 @needs_swcann
 def test_phase1_failure_is_reported_and_cleaned_up(backend, mp2d_cases):
     case = next(c for c in mp2d_cases if c.kind == "invalid" and c.status.get(FAMILY) and c.check)
-    result = backend.run(case, _args(case))
+    result = backend.run(case.op.descriptor, _args(case))
     assert result.status == case.status[FAMILY]
     assert result.phase2_status is None and f"check {case.check} failed" in result.message
     assert backend.after_case() == []
@@ -214,7 +216,7 @@ def _inject(backend, site, code):
 def test_phase2_failure(backend, mp2d_cases):
     case = _valid_base(mp2d_cases)
     _inject(backend, "phase2", abi.ACLNN_ERR_RUNTIME_ERROR)
-    result = backend.run(case, _args(case))
+    result = backend.run(case.op.descriptor, _args(case))
     assert result.status == 0
     assert result.phase2_status == abi.ACLNN_ERR_RUNTIME_ERROR and result.runtime_failed
     assert "injected fault" in result.message and "361001" in result.message   # aclGetRecentErrMsg text
@@ -238,7 +240,7 @@ def test_malloc_failure_raises_without_leaks(backend, mp2d_cases):
     case = _valid_base(mp2d_cases)
     _inject(backend, "malloc", abi.ACL_ERROR_RT_MEMORY_ALLOCATION)
     with pytest.raises(runtime.AclCallError, match="aclrtMalloc.*207001"):
-        backend.run(case, _args(case))
+        backend.run(case.op.descriptor, _args(case))
     assert backend.after_case() == []
 
 
@@ -250,7 +252,7 @@ def test_exception_mid_conversion_releases_everything(backend, mp2d_cases, monke
     monkeypatch.setattr(CaseObjects, "int_array", broken)
     case = _valid_base(mp2d_cases)
     with pytest.raises(RuntimeError, match="int array conversion failed"):
-        backend.run(case, _args(case))
+        backend.run(case.op.descriptor, _args(case))
     assert backend.after_case() == []
 
 

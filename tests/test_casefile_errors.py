@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from harness.casefile import load
+from harness.judge import load_case_file as load
 from harness.errors import CaseFileError
 
 BASE = {

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from harness import compare as C
-from harness.compare import STANDARDS, Verdict, compare, thresholds
+from harness.judge import compare as C
+from harness.judge.compare import STANDARDS, Verdict, compare, thresholds
 
 NAN, INF = math.nan, math.inf
 TORCH = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,

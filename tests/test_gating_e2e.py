@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
-from harness import compare
+from harness.judge import compare
 from harness.reporting import dump
 from tests.test_casefile_errors import BASE
 

@@ -12,8 +12,8 @@ import yaml
 from harness import inputs
 from harness.backends.base import BackendInfo, RunResult
 from harness.backends.torch_backend import TorchBackend
-from harness.casefile import load
-from harness.runner import run_case
+from harness.judge import load_case_file as load
+from harness.judge.runner import run_case
 from tests.test_casefile_errors import BASE
 
 
@@ -96,7 +96,7 @@ def test_invalid_case_passes_only_with_expected_status_and_check():
     case = next(c for c in loaded if c.kind == "invalid")
     scripted = SimpleNamespace(info=BackendInfo("aclnn", "fake", "0", "Ascend910B2", "ascend910b", True,
                                                 details={"names_checks": True}),
-                               supports=lambda c: None, after_case=lambda: [],
+                               reports_status=True, after_case=lambda: [],
                                run=lambda c, a: RunResult(status=161001, message="EZ1001: [x] check B1 failed: null"))
     assert run_case(case, scripted, "ascend910b").outcome == "passed"
     scripted.run = lambda c, a: RunResult(status=161001, message="EZ1001: [x] check B2 failed: null")

@@ -6,11 +6,12 @@ import math
 import pytest
 import torch
 
-from harness import layout, values
+from harness.inputs import layout, values
+from harness.model import distributions
 
 
 def _dist(name):
-    return values.resolve(name, {})
+    return distributions.resolve(name, {})
 
 
 def test_draw_is_deterministic_and_seeded_by_case_and_tensor():
@@ -23,7 +24,7 @@ def test_draw_is_deterministic_and_seeded_by_case_and_tensor():
 
 
 def test_specials_are_mixed_in_at_about_the_fraction():
-    d = values.parse("s", {"kind": "uniform", "low": -1, "high": 1,
+    d = distributions.parse("s", {"kind": "uniform", "low": -1, "high": 1,
                            "special": {"fraction": 0.2, "values": ["nan", "inf", "-inf", "-0.0", "subnormal", "max"]}})
     t = values.draw_tensor(d, "c", "x", (100, 100), torch.float16)
     nonfinite = (~torch.isfinite(t)).float().mean().item()
@@ -37,7 +38,7 @@ def test_specials_are_mixed_in_at_about_the_fraction():
 
 
 def test_integer_dtypes_get_integer_extremes_not_nan():
-    d = values.resolve("specials", {})
+    d = distributions.resolve("specials", {})
     t = values.draw_tensor(d, "c", "x", (50, 50), torch.int8)
     assert t.dtype == torch.int8 and (t == 127).any() and (t == -128).any()
 
@@ -49,7 +50,7 @@ def test_small_int_and_constant_make_ties():
 
 
 def test_per_tensor_override():
-    d = values.parse("mix", {"kind": "constant", "value": 2.0, "tensors": {"gradOutput": "small_int"}})
+    d = distributions.parse("mix", {"kind": "constant", "value": 2.0, "tensors": {"gradOutput": "small_int"}})
     assert (values.draw_tensor(d, "c", "self", (5,), torch.float32) == 2).all()
     assert not (values.draw_tensor(d, "c", "gradOutput", (50,), torch.float32) == 2).all()
 
@@ -59,7 +60,7 @@ def test_per_tensor_override():
                                        ({"kind": "constant", "value": 0, "special": {"fraction": 0.1, "values": ["nil"]}}, "nil")])
 def test_bad_distribution_names_the_problem(bad, words):
     with pytest.raises(ValueError, match=words):
-        values.parse("x", bad)
+        distributions.parse("x", bad)
 
 
 @pytest.mark.parametrize("lay", layout.LAYOUTS)

@@ -16,7 +16,7 @@ import ctypes.util
 import torch
 
 from .. import formats
-from ..layout import TensorArg
+from ..inputs.layout import TensorArg
 from . import abi
 from .loader import Libraries
 from .runtime import AclCallError, recent_error

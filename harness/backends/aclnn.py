@@ -15,7 +15,9 @@ from .. import dtypes, families
 from ..acl import abi, loader, runtime
 from ..acl.objects import CaseObjects
 from ..errors import HarnessConfigError
-from .base import Arg, BackendInfo, RunResult
+from ..inputs import Arg
+from ..model import OpDescriptor
+from .base import BackendInfo, RunResult
 
 SWCANN_WARNING = "SOFTWARE CANN: results are simulated, not hardware"
 DEFAULT_SW_FAMILY = "ascend910b"
@@ -70,6 +72,8 @@ def find_libraries(no_sw_fallback: bool) -> tuple[loader.Libraries, loader.Disco
 
 
 class AclnnBackend:
+    reports_status = True       # valid and invalid cases both run: phase-1 statuses are the contract
+
     def __init__(self, config):
         libs, found, fallback = find_libraries(bool(getattr(config, "no_sw_fallback", False)))
         software = libs.is_software_cann
@@ -102,26 +106,19 @@ class AclnnBackend:
 
     # ------------------------------------------------------------ contract
 
-    def supports(self, case) -> str | None:
-        return None        # valid and invalid cases both run: phase-1 statuses are part of the contract
-
-    def run(self, case, args: list[Arg]) -> RunResult:
-        op = case.op
-        names = [p.name for p in op.params]
-        if [a.name for a in args] != names:
-            raise ValueError(f"{case.id}: arguments {[a.name for a in args]} do not follow the signature {names}")
-        phase1, phase2 = self._entry(op)
+    def run(self, op: OpDescriptor, args: list[Arg]) -> RunResult:
+        phase1, phase2 = self._entry(op, [a.kind for a in args])
         self.session.ensure_thread()
-        stale = runtime.recent_error(self.libs)   # drain, so a failure below reports only its own text
+        runtime.recent_error(self.libs)   # drain, so a failure below reports only its own text
         outputs = {a.name: a.value for a in args if a.kind == "tensor" and a.is_output and a.value is not None}
         objs = CaseObjects(self.libs)
         try:
             with objs:              # releases every object on every path, in reverse order
-                return self._run(objs, phase1, phase2, args, outputs, stale)
+                return self._run(objs, phase1, phase2, args, outputs)
         finally:
             self._pending_problems += [f"release failed: {p}" for p in objs.problems]
 
-    def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, stale) -> RunResult:
+    def _run(self, objs: CaseObjects, phase1, phase2, args, outputs) -> RunResult:
         libs, rt = self.libs, self.libs.runtime
         c_args, device_out = [], {}
         for a in args:
@@ -142,11 +139,9 @@ class AclnnBackend:
         workspace_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
         t0 = time.perf_counter()
         status = phase1(*c_args, ctypes.byref(workspace_size), ctypes.byref(executor))
-        extra = {"timings": {"phase1": time.perf_counter() - t0}}
-        if stale:
-            extra["stale_message"] = stale
+        timings = {"phase1": time.perf_counter() - t0}
         if status != 0:
-            return RunResult(status, runtime.recent_error(libs), outputs=outputs, extra=extra)
+            return RunResult(status, runtime.recent_error(libs), outputs=outputs, timings=timings)
         workspace = None
         if workspace_size.value > 0:
             try:
@@ -158,14 +153,14 @@ class AclnnBackend:
         p2 = phase2(workspace, workspace_size.value, executor, self.session.stream)
         messages = [runtime.recent_error(libs)] if p2 != 0 else []
         sync = rt.aclrtSynchronizeStream(self.session.stream)   # also surfaces asynchronous kernel errors
-        extra["timings"]["phase2"] = time.perf_counter() - t0    # launch + stream sync
+        timings["phase2"] = time.perf_counter() - t0             # launch + stream sync
         if sync != 0:
             messages.append(runtime.recent_error(libs))
         if p2 == 0 and sync == 0:
             for name, dev in device_out.items():
                 objs.download(dev, outputs[name].storage)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
-        return RunResult(status, message, p2, sync, outputs, workspace_size.value, extra)
+        return RunResult(status, message, p2, sync, outputs, timings)
 
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []
@@ -223,11 +218,10 @@ class AclnnBackend:
 
     @staticmethod
     def _acl_dtype(arg: Arg) -> int:
-        name = arg.dtype or dtypes.from_torch(arg.value.storage.dtype).name
-        return dtypes.lookup(name).acl
+        return dtypes.lookup(arg.dtype).acl
 
-    def _entry(self, op):
-        """Phase-1 and phase-2 functions of an op, with argtypes from the case file's signature."""
+    def _entry(self, op: OpDescriptor, kinds: list[str]):
+        """Phase-1 and phase-2 functions of an op, with argtypes from its parameters' kinds."""
         cached = self._entry_points.get(op.aclnn)
         if cached is not None:
             return cached
@@ -236,7 +230,7 @@ class AclnnBackend:
         if phase1 is None or phase2 is None:
             raise HarnessConfigError(f"{op.aclnn}GetWorkspaceSize / {op.aclnn} not exported by "
                                      f"{', '.join(map(str, self.libs.opapi_paths))}")
-        phase1.argtypes = abi.phase1_argtypes([p.type for p in op.params])
+        phase1.argtypes = abi.phase1_argtypes(kinds)
         phase1.restype = abi.PHASE1_RESTYPE
         phase2.argtypes, phase2.restype = abi.PHASE2_ARGTYPES, abi.PHASE2_RESTYPE
         self._entry_points[op.aclnn] = (phase1, phase2)

@@ -2,23 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from ..layout import TensorArg
-
-
-@dataclass
-class Arg:
-    """One phase-1 parameter, in signature order.
-
-    kind: 'tensor' (value: TensorArg or None for a NULL pointer), 'int_array'
-    (list[int] or None for NULL), 'bool', 'int64', 'int8', 'double' (by value).
-    """
-    name: str
-    kind: str
-    value: Any
-    dtype: str | None = None      # tensors: case-file dtype name
-    is_output: bool = False
+from ..inputs import Arg, TensorArg
+from ..model import OpDescriptor
 
 
 @dataclass
@@ -28,8 +15,7 @@ class RunResult:
     phase2_status: int | None = None      # None when phase 2 did not run
     sync_status: int | None = None
     outputs: dict[str, TensorArg] = field(default_factory=dict)   # storage copied back to host
-    workspace_size: int | None = None
-    extra: dict = field(default_factory=dict)   # backend-specific facts for the report
+    timings: dict[str, float] = field(default_factory=dict)      # seconds per phase, where the backend splits them
 
     @property
     def runtime_failed(self) -> bool:
@@ -70,11 +56,10 @@ def banner(properties: dict[str, str]) -> str:
 
 class Backend(Protocol):
     info: BackendInfo
+    # False: the backend has no phase-1 status codes, so invalid-parameter cases are skipped
+    reports_status: bool
 
-    def supports(self, case) -> str | None:
-        """None if the backend can run `case`, else the reason to skip it."""
-
-    def run(self, case, args: list[Arg]) -> RunResult:
+    def run(self, op: OpDescriptor, args: list[Arg]) -> RunResult:
         """Run phase 1 (and phase 2 when phase 1 succeeds); copy outputs back."""
 
     def after_case(self) -> list[str]:

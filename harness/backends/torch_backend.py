@@ -11,11 +11,14 @@ import torch
 import golden as golden_pkg
 
 from ..errors import HarnessConfigError
-from ..inputs import attrs_of
-from .base import Arg, BackendInfo, RunResult
+from ..inputs import Arg, attrs_of
+from ..model import OpDescriptor
+from .base import BackendInfo, RunResult
 
 
 class TorchBackend:
+    reports_status = False      # PyTorch has no equivalent of aclnn phase-1 status codes
+
     def __init__(self, config):
         device = config.device or "cpu"
         try:
@@ -26,13 +29,6 @@ class TorchBackend:
         self.info = BackendInfo("torch", f"torch {torch.__version__}", str(self.device), None,
                                 config.family, simulated=True, version=torch.__version__)
 
-    def supports(self, case) -> str | None:
-        if case.kind == "invalid":
-            return "invalid-parameter case: PyTorch has no equivalent of aclnn phase-1 status codes"
-        if not case.runs_numerics(self.info.family):
-            return f"no numeric expectation on {self.info.family or 'any family'} (status-only case)"
-        return None
-
     def _on_device(self, arg) -> torch.Tensor:
         storage = arg.storage.to(self.device)
         view = torch.as_strided(storage, arg.dims, arg.strides, arg.offset)
@@ -40,9 +36,9 @@ class TorchBackend:
             return view
         return view.permute(*[arg.perm.index(i) for i in range(len(arg.perm))])
 
-    def run(self, case, args: list[Arg]) -> RunResult:
+    def run(self, op: OpDescriptor, args: list[Arg]) -> RunResult:
         tensors = {a.name: self._on_device(a.value) for a in args if a.kind == "tensor" and not a.is_output}
-        result = golden_pkg.load(case.op.golden).torch_op(tensors, attrs_of(case))
+        result = golden_pkg.load(op.golden).torch_op(tensors, attrs_of(args))
         outputs = {}
         for a in args:
             if a.is_output:

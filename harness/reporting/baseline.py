@@ -25,6 +25,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ..errors import HarnessConfigError
 from .status import Status
 
 KINDS = ("fails", "flakes", "skips")
@@ -43,7 +44,7 @@ _SCHEMA = {"type": "object", "additionalProperties": False, "required": ["target
                           **{k: {"type": ["array", "null"], "items": _ENTRY} for k in KINDS}}}
 
 
-class BaselineError(Exception):
+class BaselineError(HarnessConfigError):
     """A malformed or inapplicable baseline. str() is one line naming the file and field."""
 
 

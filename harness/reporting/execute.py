@@ -1,4 +1,4 @@
-"""Running one case for the pytest glue: automatic reruns, the failure dump, and the record.
+"""Running one case: automatic reruns, the failure dump, and the record.
 
 A case that fails is rerun up to `reruns` times in the same process; if a rerun passes it is a
 FLAKE (attempts recorded), otherwise the first failure is what the record shows. Only plain
@@ -9,13 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
-from . import baseline as bl, dump, identity, records, repro
-from .gate import apply as gate_apply, is_gate_failure  # noqa: F401  (the plugin raises on it)
-from .session import default_dir
-
-_BASELINE = pytest.StashKey()
+from . import dump, identity, records, repro
 
 
 def run_with_reruns(run, reruns: int):
@@ -55,31 +49,3 @@ def dump_failure(record: dict, capture: dict | None, directory: Path) -> str | N
         return None
     path = dump.write(directory, record, capture.get("inputs") or {}, capture.get("golden"), capture.get("actual"))
     return str(path)
-
-
-# ------------------------------------------------------------------ per-run settings, from the pytest config
-
-def report_dir(config, props: dict) -> Path:
-    return Path(config.getoption("report_dir") or default_dir(Path(str(config.rootpath)), props))
-
-
-def baseline_for(config, props: dict) -> bl.Baseline | None:
-    """The --gate baseline for this run's target, loaded once per process."""
-    if not config.getoption("gate"):
-        return None
-    base = config.stash.get(_BASELINE, None)
-    if base is None:
-        try:
-            base = bl.load_for(Path(config.getoption("gate")), props.get("backend", ""), props.get("family", ""),
-                               props.get("backend_version") or None)
-        except bl.BaselineError as e:
-            raise pytest.UsageError(str(e)) from None
-        config.stash[_BASELINE] = base
-    return base
-
-
-def gated_record(config, record: dict) -> dict:
-    base = baseline_for(config, record.get("backend") or {})
-    return gate_apply([record], base)[0] if base else record
-
-

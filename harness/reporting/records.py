@@ -16,6 +16,7 @@ import json
 import math
 from pathlib import Path
 
+from ..jsonsafe import jsonable
 from .status import Status, parse
 
 RESULTS = "results.jsonl"
@@ -102,18 +103,6 @@ def threshold_ratio(metric: dict) -> float | None:
 
 
 # ------------------------------------------------------------------ reading and writing
-
-def jsonable(obj):
-    if isinstance(obj, Status):
-        return obj.value
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    return obj
-
 
 def dumps(rec: dict) -> str:
     return json.dumps(jsonable(rec))

@@ -13,10 +13,11 @@ import json
 import statistics
 from pathlib import Path
 
+from ..errors import HarnessConfigError
 from .records import RESULTS
 
 
-class ShardError(ValueError):
+class ShardError(HarnessConfigError):
     """A bad --shard or durations file; str() is one line."""
 
 

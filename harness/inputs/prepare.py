@@ -8,14 +8,15 @@ import torch
 
 import golden as golden_pkg
 
-from . import dtypes, layout, values
-from .backends.base import Arg
-from .casefile import Case
+from .. import dtypes
+from ..model import Case
+from . import layout, values
+from .args import Arg
 
 
 def params_of(case: Case) -> SimpleNamespace:
-    return SimpleNamespace(shape=case.shape, dtype=dtypes.lookup(case.dtype).torch,
-                           index_dtype=dtypes.lookup(case.index_dtype).torch if case.index_dtype else None,
+    return SimpleNamespace(shape=case.shape, dtype=dtypes.torch_of(case.dtype),
+                           index_dtype=dtypes.torch_of(case.index_dtype) if case.index_dtype else None,
                            attrs=dict(case.attrs))
 
 
@@ -36,7 +37,7 @@ def mutate(case: Case, prepared: dict[str, torch.Tensor]) -> dict[str, torch.Ten
             if "shape" in change:
                 t = values.draw_tensor(case.values, case.id, f"{name}#mutated", change["shape"], t.dtype)
             if "dtype" in change:
-                t = t.to(dtypes.lookup(change["dtype"]).torch)
+                t = t.to(dtypes.torch_of(change["dtype"]))
             inputs[name] = t
     return inputs
 
@@ -51,13 +52,6 @@ def poison(dtype: torch.dtype):
     return info.min if info.min < 0 else info.max
 
 
-def attrs_of(case: Case) -> dict:
-    attrs = dict(case.attrs)
-    if case.mutation:
-        attrs.update(case.mutation.attrs)
-    return attrs
-
-
 def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[int, ...]) -> list[Arg]:
     """The phase-1 argument list in signature order.
 
@@ -66,7 +60,7 @@ def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[
     shape really does make the two disagree.
     """
     op = case.op
-    attrs = attrs_of(case)
+    attrs = case.call_attrs
     changes = case.mutation.tensors if case.mutation else {}
     null = case.mutation.null if case.mutation else None
     args = []
@@ -80,7 +74,8 @@ def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[
         if p.output:
             dt = change.get("dtype", case.dtype_of(p))
             shape = change.get("shape", tuple(output_shape))
-            logical = torch.full(tuple(shape), poison(dtypes.lookup(dt).torch), dtype=dtypes.lookup(dt).torch)
+            tdt = dtypes.torch_of(dt)
+            logical = torch.full(tuple(shape), poison(tdt), dtype=tdt)
         else:
             logical = inputs[p.name]
             dt = dtypes.from_torch(logical.dtype).name

@@ -25,22 +25,20 @@ import numpy as np
 import torch
 import yaml
 
-STANDARDS: tuple[str, ...] = (
-    "mere_mare",
-    "single_bm_high_precision",
-    "single_bm_high_performance",
-    "bit_exact",
-    "ttk_mixed",
-    "allclose",
-)
+from .. import dtypes
+from ..jsonsafe import jsonable
+
+# name -> how it judges and which metrics its PASS line shows. A standard is one
+# @_standard(...) function below plus its thresholds in standards.yaml.
+_REGISTRY: dict[str, "_Standard"] = {}
 
 _YAML = Path(__file__).with_name("standards.yaml")
 _RE_EPS = 1e-7  # part of the MERE/MARE formula (|g| + 1e-7), not a tunable threshold
 _FLOATS = ("float16", "bfloat16", "float32", "hifloat32", "float64")
 # hifloat32 is a compute mode whose results are stored as float32.
 _STORAGE = {"hifloat32": "float32"}
-_ALIASES = {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "float32",
-            "float": "float32", "hf32": "hifloat32", "fp64": "float64", "double": "float64"}
+# hifloat32 is a compute mode, not an aclDataType: the one name the dtype table lacks
+_COMPUTE_MODES = {"hf32": "hifloat32"}
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -49,7 +47,7 @@ _ALIASES = {"fp16": "float16", "half": "float16", "bf16": "bfloat16", "fp32": "f
 def _tables() -> dict[str, dict[str, dict[str, float]]]:
     with open(_YAML, encoding="utf-8") as f:
         data = yaml.safe_load(f)
-    missing = set(STANDARDS) - set(data)
+    missing = set(_REGISTRY) - set(data)
     if missing:
         raise ValueError(f"{_YAML}: no table for standard(s) {sorted(missing)}")
     for std, table in data.items():
@@ -62,15 +60,15 @@ def _tables() -> dict[str, dict[str, dict[str, float]]]:
 
 
 def _canon(dtype: str) -> str:
-    return _ALIASES.get(str(dtype), str(dtype))
+    return _COMPUTE_MODES.get(str(dtype)) or dtypes.canonical(dtype)
 
 
 def thresholds(standard: str, dtype: str) -> dict[str, float]:
     """The threshold dict for (standard, dtype); ValueError naming both if undefined."""
     tables = _tables()
-    if standard not in STANDARDS:
+    if standard not in _REGISTRY:
         raise ValueError(f"unknown precision standard {standard!r} (dtype {dtype!r}); "
-                         f"known standards: {', '.join(STANDARDS)}")
+                         f"known standards: {', '.join(_REGISTRY)}")
     table = tables[standard]
     key = _canon(dtype)
     if key not in table:
@@ -81,35 +79,22 @@ def thresholds(standard: str, dtype: str) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- verdict
 
-def _jsonable(x: Any) -> Any:
-    """Plain-Python, strict-JSON-safe copy: NaN -> None, +-Inf -> "inf"/"-inf"."""
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float):
-        if math.isnan(x):
-            return None
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-    return x
-
-
 def _fmt(x: Any) -> str:
     return f"{x:.4g}" if isinstance(x, float) else str(x)
 
 
-# Metrics a PASS summary shows, per standard.
-_HEADLINE = {
-    "mere_mare": ("mere", "mare"),
-    "single_bm_high_precision": ("eb", "max_abs_err_small", "max_rel_err_large"),
-    "single_bm_high_performance": ("eb", "max_abs_err_small", "max_rel_err_large"),
-    "bit_exact": ("mismatches",),
-    "ttk_mixed": ("matched_ratio", "max_abs_err"),
-    "allclose": ("mismatches", "max_abs_err"),
-}
+@dataclass(frozen=True)
+class _Standard:
+    judge: Callable          # (data, thresholds) -> (pass, metrics, worst index, worst metric, reasons)
+    headline: tuple[str, ...]   # metrics a PASS summary shows
+
+
+def _standard(*names: str, headline: tuple[str, ...]):
+    def register(fn):
+        for n in names:
+            _REGISTRY[n] = _Standard(fn, headline)
+        return fn
+    return register
 
 
 @dataclass(frozen=True)
@@ -127,7 +112,7 @@ class Verdict:
         if self.passed:
             body = " ".join(f"{k.upper() if k in ('mere', 'mare', 'eb') else k}="
                             f"{_fmt(self.metrics[k])}"
-                            for k in _HEADLINE.get(self.standard, ()) if k in self.metrics)
+                            for k in _REGISTRY[self.standard].headline if k in self.metrics)
             body = f"{body} (n={self.metrics.get('n', 0)})".strip()
         else:
             body = self.reason
@@ -140,7 +125,7 @@ class Verdict:
         d = {"passed": self.passed, "standard": self.standard, "dtype": self.dtype,
              "metrics": self.metrics, "thresholds": self.thresholds, "worst": self.worst,
              "reason": self.reason, "summary": self.summary()}
-        return _jsonable(d)
+        return jsonable(d)
 
 
 # --------------------------------------------------------------------------- loading
@@ -235,6 +220,7 @@ def _argmax_full(d: _Data, per_elem: np.ndarray) -> int | None:
 # --------------------------------------------------------------------------- standards
 # Each returns (numeric_pass, metrics, worst flat index or None, metric name of worst, reasons).
 
+@_standard("mere_mare", headline=("mere", "mare"))
 def _mere_mare(d: _Data, thr: dict):
     g, a = d.g[d.cmp], d.a[d.cmp]
     re = np.abs(a - g) / (np.abs(g) + _RE_EPS)
@@ -248,6 +234,8 @@ def _mere_mare(d: _Data, thr: dict):
     return not reasons, {"mere": mere, "mare": mare}, _argmax_full(d, re), "RE", reasons
 
 
+@_standard("single_bm_high_precision", "single_bm_high_performance",
+           headline=("eb", "max_abs_err_small", "max_rel_err_large"))
 def _single_bm(d: _Data, thr: dict):
     g, a = d.g[d.cmp], d.a[d.cmp]
     small = np.abs(g) < 1
@@ -285,6 +273,7 @@ def _tolerance(d: _Data, thr: dict):
     return diff, diff <= tol, ratio
 
 
+@_standard("ttk_mixed", headline=("matched_ratio", "max_abs_err"))
 def _ttk_mixed(d: _Data, thr: dict):
     diff, ok, ratio = _tolerance(d, thr)
     n = ok.size
@@ -300,6 +289,7 @@ def _ttk_mixed(d: _Data, thr: dict):
     return not reasons, m, _argmax_full(d, ratio), "err/tol", reasons
 
 
+@_standard("allclose", headline=("mismatches", "max_abs_err"))
 def _allclose(d: _Data, thr: dict):
     diff, ok, ratio = _tolerance(d, thr)
     bad = int(ok.size - ok.sum())
@@ -310,6 +300,7 @@ def _allclose(d: _Data, thr: dict):
     return not reasons, m, _argmax_full(d, ratio), "err/tol", reasons
 
 
+@_standard("bit_exact", headline=("mismatches",))
 def _bit_exact(d: _Data, thr: dict):
     if d.a_bits is None or d.g_bits is None:  # integer (or bool) data: exact equality
         same = d.a == d.g
@@ -330,14 +321,7 @@ def _bit_exact(d: _Data, thr: dict):
     return not reasons, m, (int(bad[0]) if bad.size else None), "first_bit_mismatch", reasons
 
 
-_FUNCS: dict[str, Callable] = {
-    "mere_mare": _mere_mare,
-    "single_bm_high_precision": _single_bm,
-    "single_bm_high_performance": _single_bm,
-    "bit_exact": _bit_exact,
-    "ttk_mixed": _ttk_mixed,
-    "allclose": _allclose,
-}
+STANDARDS: tuple[str, ...] = tuple(_REGISTRY)
 
 
 # --------------------------------------------------------------------------- entry point
@@ -417,7 +401,7 @@ def compare(standard: str, golden: Any, actual: Any, dtype: str) -> Verdict:
     if g.size == 0:  # empty vs empty (same shape) is a legitimate, passing case
         return Verdict(True, standard, dtype, base, thr, None, "")
 
-    ok, metrics, wi, wmetric, reasons = _FUNCS[standard](d, thr)
+    ok, metrics, wi, wmetric, reasons = _REGISTRY[standard].judge(d, thr)
     metrics = {**base, **metrics}
     n_bad = base["nan_inf_mismatches"]
     if n_bad:  # fails regardless of the numeric metrics; worst = first such position

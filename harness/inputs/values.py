@@ -1,4 +1,4 @@
-"""Value distributions for generated inputs, and the deterministic `draw`.
+"""The deterministic `draw` of input values from a case's distribution.
 
 Every tensor of a case is drawn from its own generator seeded by
 sha256(case id, tensor name): a single case reruns identically on its own, in
@@ -8,71 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
 
 import torch
 
-KINDS = ("uniform", "normal", "small_int", "constant")
-SPECIALS = ("nan", "inf", "-inf", "-0.0", "subnormal", "max", "min", "tiny")
-
-# Presets usable by name in any case file; files may add their own under `distributions:`.
-PRESETS = {
-    "uniform": {"kind": "uniform", "low": -5.0, "high": 5.0},      # ATK's range for these ops
-    "normal": {"kind": "normal", "mean": 0.0, "std": 1.0},
-    "small_int": {"kind": "small_int", "low": -3, "high": 3},       # many ties in max windows
-    "constant": {"kind": "constant", "value": 1.0},                 # every window is one big tie
-    "specials": {"kind": "uniform", "low": -5.0, "high": 5.0,
-                 "special": {"fraction": 0.05, "values": list(SPECIALS)}},
-}
-
-
-@dataclass(frozen=True)
-class Distribution:
-    name: str
-    kind: str
-    params: dict = field(default_factory=dict, hash=False, compare=False)
-    special_fraction: float = 0.0
-    special_values: tuple = ()
-    per_tensor: dict = field(default_factory=dict, hash=False, compare=False)  # tensor -> Distribution
-
-    def for_tensor(self, tensor: str) -> "Distribution":
-        return self.per_tensor.get(tensor, self)
-
-
-def parse(name: str, spec: dict, named: dict[str, "Distribution"] | None = None) -> Distribution:
-    """Build a Distribution from a (validated) spec; raises ValueError with the offending key."""
-    named = named or {}
-    kind = spec.get("kind")
-    if kind not in KINDS:
-        raise ValueError(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
-    params = {k: v for k, v in spec.items() if k not in ("kind", "special", "tensors")}
-    required = {"uniform": ("low", "high"), "normal": ("mean", "std"),
-                "small_int": ("low", "high"), "constant": ("value",)}[kind]
-    for key in required:
-        if key not in params:
-            raise ValueError(f"{kind} needs {key!r}")
-    if kind in ("uniform", "small_int") and not params["low"] <= params["high"]:
-        raise ValueError(f"low {params['low']} > high {params['high']}")
-    special = spec.get("special") or {}
-    fraction = float(special.get("fraction", 0.0))
-    if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"special.fraction {fraction} not in [0, 1]")
-    values = tuple(str(v) for v in special.get("values", SPECIALS if fraction else ()))
-    for v in values:
-        if v not in SPECIALS:
-            raise ValueError(f"special value {v!r} not one of {', '.join(SPECIALS)}")
-    per_tensor = {}
-    for tensor, ref in (spec.get("tensors") or {}).items():
-        per_tensor[tensor] = resolve(ref, named)
-    return Distribution(name, kind, params, fraction, values, per_tensor)
-
-
-def resolve(ref: str, named: dict[str, Distribution]) -> Distribution:
-    if ref in named:
-        return named[ref]
-    if ref in PRESETS:
-        return parse(ref, PRESETS[ref], named)
-    raise ValueError(f"unknown distribution {ref!r} (presets: {', '.join(PRESETS)}; file: {', '.join(named) or 'none'})")
+from ..model.distributions import Distribution
 
 
 def seed_for(case_id: str, tensor: str) -> int:

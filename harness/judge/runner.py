@@ -9,9 +9,10 @@ import torch
 
 import golden as golden_pkg
 
-from . import compare, inputs as inputs_mod
-from .backends.base import Backend, BackendInfo
-from .casefile import Case
+from .. import inputs as inputs_mod
+from ..backends.base import Backend, BackendInfo
+from ..model import Case
+from . import compare
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 
@@ -78,6 +79,17 @@ def _fail(out: Outcome, reason: str) -> Outcome:
     return out
 
 
+def _unsupported(case: Case, backend: Backend, family: str | None) -> str | None:
+    """Why `backend` cannot judge `case`, or None."""
+    if backend.reports_status:
+        return None
+    if case.kind == "invalid":
+        return f"invalid-parameter case: {backend.info.backend} has no equivalent of aclnn phase-1 status codes"
+    if not case.runs_numerics(family):
+        return f"no numeric expectation on {family or 'any family'} (status-only case)"
+    return None
+
+
 class _Clock:
     """Adds the seconds since the last lap to out.timings[name]."""
 
@@ -91,7 +103,7 @@ class _Clock:
 
 
 def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, capture: dict | None = None) -> Outcome:
-    skip = backend.supports(case)
+    skip = _unsupported(case, backend, family)
     if skip:
         out.outcome, out.reason = "skipped", skip
         return out
@@ -101,19 +113,19 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, captu
     prepared = inputs_mod.prepare(case)
     inputs = inputs_mod.mutate(case, prepared)
     clock.lap("inputs")
-    expected = golden_pkg.load(case.op.golden).golden(inputs, inputs_mod.attrs_of(case)) if numerics else None
+    expected = golden_pkg.load(case.op.golden).golden(inputs, case.call_attrs) if numerics else None
     clock.lap("golden")
     args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
     clock.lap("inputs")
     if capture is not None:
         capture.update(inputs=dict(inputs), golden=expected)
     try:
-        result = backend.run(case, args)
+        result = backend.run(case.op.descriptor, args)
     finally:
         # even when run() raised: a leak must be blamed on this case, not the next one
         out.problems = backend.after_case()
         clock.lap("run")
-    out.timings.update(result.extra.get("timings") or {})     # phase 1 / phase 2, where the backend splits them
+    out.timings.update(result.timings)           # phase 1 / phase 2, where the backend splits them
     if capture is not None:
         capture["actual"] = {p.name: result.outputs[p.name].logical for p in case.op.params
                              if p.output and p.name in result.outputs}

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from . import formats
-
-LAYOUTS = ("contiguous", "channels_last", "strided", "offset")
+from .. import formats
+from ..model.spec import LAYOUTS
 
 # Extra elements before the first element for the layouts that use an offset:
 # odd on purpose, so that an offset in bytes vs elements confusion shows up.
@@ -50,10 +49,6 @@ class TensorArg:
         mask = torch.zeros(self.storage.numel(), dtype=torch.bool)
         torch.as_strided(mask, self.dims, self.strides, self.offset).fill_(True)
         return mask
-
-    def replace_storage(self, storage: torch.Tensor) -> "TensorArg":
-        return TensorArg(self.name, self.format, self.dims, self.strides, self.offset,
-                         storage, self.perm, self.is_output)
 
 
 def _channels_last_strides(dims) -> tuple[int, ...]:

@@ -1,0 +1,185 @@
+"""Per-op metadata for the harness's own tests (in the spirit of PyTorch's OpInfo).
+
+Each golden module sets `INFO = OpInfo(...)`; tests/ loop over `golden.available()`
+and read it, so an operator's test needs live with the operator and no test names one.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+INTS = [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64]
+
+
+def params(shape, dtype, attrs, index_dtype=None):
+    """The `p` a golden's prepare receives (shape, dtype, index_dtype, attrs)."""
+    return types.SimpleNamespace(shape=tuple(shape), dtype=dtype, index_dtype=index_dtype, attrs=attrs)
+
+
+def list_form(rng, vals, kernel=None):
+    """An ABI list for per-axis values: sometimes length 1 (all equal), and
+    for stride sometimes empty (== kernel)."""
+    vals = list(vals)
+    if kernel is not None and vals == list(kernel) and rng.random() < 0.35:
+        return []
+    if len(set(vals)) == 1 and rng.random() < 0.5:
+        return [vals[0]]
+    return vals
+
+
+def lead_dims(rng, batched, cmax=3):
+    """(N, C) when batched, else (C,)."""
+    return (rng.randint(1, 2), rng.randint(1, cmax)) if batched else (rng.randint(1, cmax),)
+
+
+@dataclass(frozen=True)
+class Forward:
+    """What a real forward pass says a prepared case must hold."""
+    grad_shape: tuple[int, ...]                 # gradOutput's shape
+    indices: torch.Tensor | None = None         # the forward's indices (int64), if the op takes any
+    index_dtype: torch.dtype | None = None      # indices' dtype when the case names none
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    # (random.Random) -> (p, tags): a random valid configuration and the features it exercises
+    gen_config: Callable
+    required_tags: frozenset[str]               # features the generated configs must cover
+    # (inputs as NumPy, attrs) -> expected output: an independent loop reference sharing no code
+    # with the golden (golden/_reference.py helpers only)
+    reference: Callable
+    exact: bool = True                          # golden == reference exactly (else 1e-12 relative)
+    # (inputs, attrs) -> d(sum(y * gradOutput))/d(self) via torch autograd, None where torch has none
+    autograd: Callable | None = None
+    # (p, draw, inputs) -> Forward: the real forward pass prepare() must agree with
+    forward: Callable | None = None
+    # name -> (patch) -> golden-like fn: broken goldens the reference check must catch;
+    # `patch(obj, attr, value)` is pytest's monkeypatch.setattr
+    mutants: dict[str, Callable] = field(default_factory=dict)
+    # zero-argument checks of the spec's documented examples and corner cases
+    examples: tuple[Callable, ...] = ()
+
+
+# ------------------------------------------------------------------ shared by the max pools
+# (generators, autograd, forward and mutants that MaxPool2d and MaxPool3d both use)
+
+def gen_max_pool(rng, nsp):
+    from . import _common
+    kmax, extra = (4, 5) if nsp == 2 else (3, 2)
+    while True:
+        k = [rng.randint(1, kmax) for _ in range(nsp)]
+        s = [rng.randint(1, kmax) for _ in range(nsp)]
+        d = [rng.choice([1, 1, 2, 3] if nsp == 2 else [1, 1, 2]) for _ in range(nsp)]
+        p = [rng.randint(0, kk // 2) for kk in k]
+        ceil = rng.random() < 0.5
+        sp = []
+        for a in range(nsp):
+            lo = max(1, d[a] * (k[a] - 1) + 1 - 2 * p[a])
+            sp.append(rng.randint(lo, lo + extra))
+        out = [_common.pool_out_size(*a, ceil) for a in zip(sp, k, s, p, d)]
+        # windows made only of padding (dilation) have no defined index: skip
+        if not _common.empty_windows(sp, k, s, p, d, out):
+            break
+    batched = rng.random() < 0.5
+    shape = lead_dims(rng, batched, 3 if nsp == 2 else 2) + tuple(sp)
+    attrs = {"kernelSize": list_form(rng, k), "stride": list_form(rng, s, k), "padding": list_form(rng, p),
+             "dilation": list_form(rng, d), "ceilMode": ceil}
+    tags = {f"rank{len(shape)}", f"ceil={ceil}"}
+    eff = [dd * (kk - 1) + 1 for dd, kk in zip(d, k)]
+    tags |= {"overlap"} if any(e > ss for e, ss in zip(eff, s)) else set()
+    tags |= {"gaps"} if any(ss > e for e, ss in zip(eff, s)) else set()
+    tags |= {"padding"} if any(p) else set()
+    tags |= {"dilation>1"} if max(d) > 1 else set()
+    for a in range(nsp):
+        fl = _common.pool_out_size(sp[a], k[a], s[a], p[a], d[a], False)
+        raw = (sp[a] + 2 * p[a] - eff[a] + s[a] - 1) // s[a] + 1
+        if ceil and _common.pool_out_size(sp[a], k[a], s[a], p[a], d[a], True) != fl:
+            tags.add("ceil changes shape")
+        if ceil and (raw - 1) * s[a] >= sp[a] + p[a]:
+            tags.add("drop last window")
+    return params(shape, rng.choice(FLOATS), attrs, rng.choice([None, torch.int32, torch.int64])), tags
+
+
+MAX_POOL_TAGS = frozenset({"ceil=True", "ceil=False", "overlap", "gaps", "padding", "dilation>1",
+                           "ceil changes shape", "drop last window"})
+
+
+def max_pool_forward(nsp):
+    """forward(x, k, s, p, d, ceil) of the n-D max pool, returning (y, indices)."""
+    import torch.nn.functional as F
+    from . import _common
+    fwd = F.max_pool2d if nsp == 2 else F.max_pool3d
+
+    def run(x, attrs):
+        k, s, p, d, ceil = _common.pool_attrs(attrs, nsp)
+        return fwd(x, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    return run
+
+
+def max_pool_autograd(nsp):
+    run = max_pool_forward(nsp)
+
+    def autograd(inputs, attrs):
+        x = inputs["self"].double().requires_grad_(True)
+        y, _ = run(x, attrs)
+        y.backward(inputs["gradOutput"].double())
+        return x.grad
+    return autograd
+
+
+def max_pool_checked_forward(nsp):
+    run = max_pool_forward(nsp)
+
+    def forward(p, draw, inputs):
+        y, idx = run(inputs["self"].double(), p.attrs)
+        return Forward(tuple(y.shape), idx, torch.int32)
+    return forward
+
+
+def swap_first_two(t):
+    flat = t.reshape(-1).clone()
+    if flat.numel() >= 2:
+        flat[[0, 1]] = flat[[1, 0]].clone()
+    return flat.reshape(t.shape)
+
+
+def swapped_indices(golden_fn):
+    """A golden that reads the indices in the wrong order (first two swapped)."""
+    return lambda inputs, attrs: golden_fn({**inputs, "indices": swap_first_two(inputs["indices"])}, attrs)
+
+
+def scatter_overwrite(grad_out, indices, self_shape, n):
+    """Mutant of _common.scatter_backward: last writer wins instead of a sum."""
+    import math
+    lead = self_shape[:-n]
+    go = grad_out.double().reshape(math.prod(lead), -1)
+    out = torch.zeros(go.shape[0], math.prod(self_shape[-n:]), dtype=torch.float64)
+    out.scatter_(1, indices.long().reshape(go.shape), go)
+    return out.reshape(self_shape)
+
+
+def scatter_mutants(golden_fn):
+    """The two ways a scatter-based backward goes wrong, as OpInfo.mutants."""
+    from . import _common
+    return {
+        "swapped indices": lambda patch: swapped_indices(golden_fn),
+        "overwrite instead of sum": lambda patch: (patch(_common, "scatter_backward", scatter_overwrite),
+                                                   golden_fn)[1],
+    }
+
+
+def scatter_op_info(golden_fn, **fields) -> OpInfo:
+    """OpInfo of an op whose backward is an index scatter (the max pools, adaptive max pool)."""
+    return OpInfo(mutants=scatter_mutants(golden_fn), **fields)
+
+
+def max_pool_info(nsp, golden_fn, reference, rank_tags, examples) -> OpInfo:
+    """OpInfo of the windowed n-D max pools: everything but the reference and examples is shared."""
+    return scatter_op_info(golden_fn, gen_config=lambda rng: gen_max_pool(rng, nsp),
+                           required_tags=MAX_POOL_TAGS | frozenset(rank_tags), reference=reference,
+                           autograd=max_pool_autograd(nsp), forward=max_pool_checked_forward(nsp),
+                           examples=tuple(examples))

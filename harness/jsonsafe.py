@@ -1,0 +1,25 @@
+"""The one JSON encoding of results: strict JSON, whatever the floats hold.
+
+NaN -> null, +Inf -> "inf", -Inf -> "-inf" (json.dumps would write bare NaN/Infinity,
+which strict parsers reject). A metric that is NaN never passes (compare.py), so null
+losing the difference between "NaN" and "not measured" costs no verdict.
+numpy scalars become Python numbers; tuples become lists; keys become strings.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+
+def jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x

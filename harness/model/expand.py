@@ -1,0 +1,233 @@
+"""Expansion of a validated case file's groups into Cases.
+
+A `matrix` group is the product of its lists (valid cases); an `invalid` group
+is one base configuration plus scenarios that each break one thing. Every
+problem is a CaseFileError naming the file, the group and the field.
+"""
+from __future__ import annotations
+
+import itertools
+
+from .. import dtypes, families, formats
+from ..errors import CaseFileError
+from . import distributions, ids
+from .spec import LAYOUTS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
+from .vocabulary import Vocabulary
+
+
+class Where:
+    """The file and group being expanded: every error names them."""
+
+    def __init__(self, path, group: str | None, vocab: Vocabulary):
+        self.path, self.group, self.vocab = path, group, vocab
+
+    def error(self, message: str, fld: str | None) -> CaseFileError:
+        return CaseFileError(self.path, message, self.group, fld)
+
+    # ------------------------------------------------------------ single values
+
+    def families(self, fld, names) -> tuple[str, ...]:
+        for n in names:
+            if n not in families.FAMILIES:
+                raise self.error(f"unknown SoC family {n!r}; valid: {', '.join(families.FAMILIES)}", fld)
+        return tuple(names)
+
+    def status(self, fld, spec, fams) -> dict:
+        if isinstance(spec, int):
+            return {f: spec for f in fams}
+        for k in spec:
+            if k != "others" and k not in families.FAMILIES:
+                raise self.error(f"unknown SoC family {k!r} in status; valid: {', '.join(families.FAMILIES)} "
+                                 "or 'others'", fld)
+        out, others = {}, spec.get("others")
+        for f in fams:
+            if f in spec:
+                out[f] = spec[f]
+            elif others is not None:
+                out[f] = others
+            else:
+                raise self.error(f"no expected status for family {f!r} (give it, or 'others')", fld)
+        return out
+
+    def dtype(self, fld, name) -> str:
+        try:
+            return dtypes.lookup(name).name
+        except KeyError as e:
+            raise self.error(str(e.args[0]), fld) from None
+
+    def format(self, fld, name) -> str:
+        if name not in formats.FORMATS:
+            raise self.error(f"unknown format {name!r}; known: {', '.join(formats.FORMATS)}", fld)
+        return name
+
+    def layout(self, fld, name) -> str:
+        if name not in LAYOUTS:
+            raise self.error(f"unknown layout {name!r}; known: {', '.join(LAYOUTS)}", fld)
+        return name
+
+    def shape(self, fld, shape) -> tuple[int, ...]:
+        if any(s < 0 for s in shape):
+            raise self.error(f"negative dimension in shape {shape}", fld)
+        return tuple(shape)
+
+    def standard(self, fld, name, dtype=None) -> str:
+        if name not in self.vocab.standards:
+            raise self.error(f"unknown precision standard {name!r}; known: {', '.join(self.vocab.standards)}", fld)
+        gap = self.vocab.standard_gap(name, dtype) if dtype is not None else None
+        if gap:
+            raise self.error(gap, fld)
+        return name
+
+    def distribution(self, fld, ref, named):
+        try:
+            return distributions.resolve(ref, named)
+        except ValueError as e:
+            raise self.error(str(e), fld) from None
+
+    # ------------------------------------------------------------ per tensor
+
+    def per_tensor(self, fld, spec, op: OpSpec, what: str, check) -> dict:
+        """A value for every tensor: one string for all, or a mapping by tensor name with 'default'."""
+        names = [p.name for p in op.tensor_params]
+        if isinstance(spec, str):
+            spec = {"default": spec}
+        for k in spec:
+            if k != "default" and k not in names:
+                raise self.error(f"{what} given for unknown tensor {k!r}", fld)
+        out = {}
+        for t in names:
+            value = spec.get(t, spec.get("default"))
+            if value is None:
+                raise self.error(f"no {what} for tensor {t!r} (give it, or 'default')", fld)
+            out[t] = check(fld, value)
+        return out
+
+    def formats(self, fld, spec, op) -> dict:
+        return self.per_tensor(fld, spec, op, "format", self.format)
+
+    def layouts(self, fld, spec, op) -> dict:
+        return self.per_tensor(fld, spec, op, "layout", self.layout)
+
+    # ------------------------------------------------------------ attributes
+
+    def attrs(self, fld, attrs, op: OpSpec, partial=False) -> dict:
+        known = {p.name: p for p in op.attr_params}
+        for k in attrs:
+            if k not in known:
+                raise self.error(f"unknown attribute {k!r}; the signature has: {', '.join(known) or 'none'}",
+                                 f"{fld}.{k}")
+        out = {}
+        for name, p in known.items():
+            if name not in attrs:
+                if partial:
+                    continue
+                raise self.error(f"missing attribute {name!r}", f"{fld}.{name}")
+            out[name] = self._attr(f"{fld}.{name}", name, p.type, attrs[name])
+        return out
+
+    def _attr(self, where, name, kind, v):
+        if kind == "int_array":
+            if v is not None and not (isinstance(v, list) and all(_is_int(x) for x in v)):
+                raise self.error(f"{name} must be a list of integers (or null), got {v!r}", where)
+            return None if v is None else list(v)
+        want = SCALAR_KINDS[kind]
+        if want is bool:
+            ok = isinstance(v, bool)
+        elif want is float:
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        else:
+            ok = _is_int(v)
+        if not ok:
+            raise self.error(f"{name} must be {kind}, got {v!r}", where)
+        if kind == "int8" and not -128 <= v <= 127:
+            raise self.error(f"{name} must fit int8, got {v}", where)
+        return v
+
+    def deviations(self, g) -> tuple[Deviation, ...]:
+        out = []
+        for i, d in enumerate(g.get("deviations") or []):
+            if d["backend"] not in self.vocab.backends:
+                raise self.error(f"unknown backend {d['backend']!r}; valid: {', '.join(self.vocab.backends)}",
+                                 f"deviations.{i}.backend")
+            dts = tuple(self.dtype(f"deviations.{i}.dtype", x) for x in d.get("dtype", []))
+            out.append(Deviation(d["backend"], dts, d["reason"]))
+        return tuple(out)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> list[Case]:
+    name, m = g["name"], g["matrix"]
+    w = Where(path, name, vocab)
+    fams = w.families("families", g.get("families", op.families))
+    status = w.status("status", g.get("status", 0), fams)
+    standard = w.standard("standard", g.get("standard", op.standard))
+    shapes = [w.shape(f"matrix.shape.{i}", s) for i, s in enumerate(m["shape"])]
+    dts = [w.dtype("matrix.dtype", d) for d in m["dtype"]]
+    for d in dts:
+        w.standard("standard", standard, d)
+    idts = [w.dtype("matrix.index_dtype", d) for d in m.get("index_dtype", [])] or [None]
+    if any(p.dtype == "index" for p in op.tensor_params) and idts == [None]:
+        raise w.error("the op has an index tensor: give matrix.index_dtype", "matrix.index_dtype")
+    fmts = [w.formats(f"matrix.format.{i}", f, op) for i, f in enumerate(m.get("format", ["ND"]))]
+    lays = [w.layouts(f"matrix.layout.{i}", x, op) for i, x in enumerate(m.get("layout", ["contiguous"]))]
+    dists = [w.distribution("matrix.values", v, named) for v in m.get("values", ["uniform"])]
+    attr_sets = [w.attrs(f"matrix.attrs.{i}", a, op) for i, a in enumerate(m["attrs"])]
+    devs = w.deviations(g)
+    cases = []
+    for shape, dt, idt, fmt, lay, dist, attrs in itertools.product(shapes, dts, idts, fmts, lays, dists, attr_sets):
+        case_name = ids.matrix_case_name(name, dt, idt, shape, attrs, fmt, lay, dist.name)
+        cases.append(Case(op, name, case_name, "valid", shape, dt, idt, fmt, lay, attrs, dist,
+                          fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs))
+    return cases
+
+
+def _tensor_changes(w: Where, fld: str, changes: dict, op: OpSpec) -> dict:
+    tensor_names = {p.name for p in op.tensor_params}
+    out = {}
+    for t, ch in (changes or {}).items():
+        if t not in tensor_names:
+            raise w.error(f"unknown tensor {t!r}", f"{fld}.tensors")
+        ch = dict(ch)
+        if "dtype" in ch:
+            ch["dtype"] = w.dtype(f"{fld}.tensors.{t}.dtype", ch["dtype"])
+        if "format" in ch:
+            w.format(f"{fld}.tensors.{t}.format", ch["format"])
+        if "layout" in ch:
+            w.layout(f"{fld}.tensors.{t}.layout", ch["layout"])
+        out[t] = ch
+    return out
+
+
+def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> list[Case]:
+    name, block = g["name"], g["invalid"]
+    w = Where(path, name, vocab)
+    group_fams = w.families("families", g.get("families", op.families))
+    check_ids = {c.id for c in op.checks}
+    nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")}
+    cases = []
+    for i, sc in enumerate(block["scenarios"]):
+        fld = f"invalid.scenarios.{i}"
+        base = dict(block["base"], **(sc.get("base") or {}))
+        fams = w.families(f"{fld}.families", sc.get("families", group_fams))
+        status = w.status(f"{fld}.status", sc["status"], fams)
+        if sc.get("check") is not None and op.checks and sc["check"] not in check_ids:
+            raise w.error(f"check {sc['check']!r} is not declared in 'checks'", f"{fld}.check")
+        null = sc.get("null")
+        if null is not None and null not in nullable:
+            raise w.error(f"null names {null!r}, which is not a tensor or int_array parameter", f"{fld}.null")
+        changes = _tensor_changes(w, fld, sc.get("tensors"), op)
+        attrs = w.attrs("invalid.base.attrs", base["attrs"], op)
+        attr_changes = w.attrs(f"{fld}.attrs", sc.get("attrs") or {}, op, partial=True)
+        dt = w.dtype("invalid.base.dtype", base["dtype"])
+        idt = w.dtype("invalid.base.index_dtype", base["index_dtype"]) if base.get("index_dtype") else None
+        fmt = w.formats("invalid.base.format", base.get("format", "ND"), op)
+        lay = w.layouts("invalid.base.layout", base.get("layout", "contiguous"), op)
+        dist = w.distribution("invalid.base.values", base.get("values", "uniform"), named)
+        label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
+        cases.append(Case(op, name, f"{name}[{label}]", "invalid", w.shape("invalid.base.shape", base["shape"]),
+                          dt, idt, fmt, lay, attrs, dist, fams, status, op.standard, g.get("tier", "default"),
+                          sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes)))
+    return cases

@@ -1,0 +1,138 @@
+"""Read one case file: YAML, schema, the operator's description, then expansion.
+
+`load(path, vocab)` returns (OpSpec, [Case]) or raises CaseFileError, whose
+str() is one line naming the file, the group and the field.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from ..errors import CaseFileError
+from . import distributions
+from .expand import Where, expand_invalid, expand_matrix
+from .spec import Check, OpSpec, Param
+from .vocabulary import Vocabulary
+
+_SCHEMA_PATH = Path(__file__).with_name("schema.yaml")
+
+
+@functools.lru_cache(maxsize=1)
+def _validator():
+    schema = yaml.safe_load(_SCHEMA_PATH.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _schema_error(path, doc, err) -> CaseFileError:
+    loc = list(err.absolute_path)
+    group = None
+    if len(loc) >= 2 and loc[0] == "groups" and isinstance(loc[1], int):
+        groups = doc.get("groups") or []
+        g = groups[loc[1]] if loc[1] < len(groups) else {}
+        group = g.get("name", f"#{loc[1]}") if isinstance(g, dict) else f"#{loc[1]}"
+        loc = loc[2:]
+    fld = ".".join(str(x) for x in loc) or None
+    msg = err.message
+    if err.validator == "oneOf" and "matrix" in str(err.schema):
+        msg = "a group needs exactly one of 'matrix' or 'invalid'"
+    return CaseFileError(path, msg, group, fld)
+
+
+def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
+    params, seen = [], set()
+    for i, p in enumerate(doc["signature"]):
+        if p["name"] in seen:
+            raise w.error(f"parameter {p['name']!r} appears twice", f"signature.{i}.name")
+        seen.add(p["name"])
+        dt = p.get("dtype")
+        if p["type"] == "tensor" and dt not in (None, "data", "index"):
+            dt = w.dtype(f"signature.{i}.dtype", dt)
+        params.append(Param(p["name"], p["type"], dt, bool(p.get("output", False))))
+    if not any(p.output for p in params):
+        raise w.error("no output tensor (mark one with output: true)", "signature")
+    return params, seen
+
+
+def _checks(w: Where, doc, fams) -> tuple[Check, ...]:
+    checks = tuple(Check(c["id"], c["what"], w.families(f"checks.{i}.families", c.get("families", fams)),
+                         c.get("status"), c.get("untestable"))
+                   for i, c in enumerate(doc.get("checks") or []))
+    ids = [c.id for c in checks]
+    dup = {x for x in ids if ids.count(x) > 1}
+    if dup:
+        raise w.error(f"duplicate check ids: {', '.join(sorted(dup))}", "checks")
+    return checks
+
+
+def _op_spec(path, doc, vocab: Vocabulary) -> OpSpec:
+    w = Where(path, None, vocab)
+    params, seen = _params(w, doc)
+    fams = w.families("families", doc["families"])
+    if doc["output_like"] not in seen:
+        raise w.error(f"output_like names unknown parameter {doc['output_like']!r}", "output_like")
+    w.standard("standard", doc["standard"])
+    if doc["golden"] not in vocab.goldens:
+        raise w.error(f"unknown golden {doc['golden']!r}; available goldens: {', '.join(vocab.goldens)}", "golden")
+    checks = _checks(w, doc, fams)
+    for fmt in doc.get("channel_last_formats", []):
+        w.format("channel_last_formats", fmt)
+    input_attrs = []
+    for i, p in enumerate(doc.get("input_attrs") or []):
+        if p["name"] in seen:
+            raise w.error(f"input attribute {p['name']!r} is also an API parameter", f"input_attrs.{i}.name")
+        seen.add(p["name"])
+        input_attrs.append(Param(p["name"], p["type"]))
+    return OpSpec(doc["op"], doc["golden"], doc["standard"], fams, tuple(params), doc["output_like"],
+                  tuple(doc.get("channel_last_formats", [])), checks, str(path), tuple(input_attrs))
+
+
+def _named_distributions(path, doc) -> dict:
+    named = {}
+    for name, spec in (doc.get("distributions") or {}).items():
+        try:
+            named[name] = distributions.parse(name, spec, named)
+        except ValueError as e:
+            raise CaseFileError(path, str(e), None, f"distributions.{name}") from None
+    return named
+
+
+def _read_yaml(path: Path):
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise CaseFileError(path, f"not valid YAML{where}: {problem}") from None
+    except OSError as e:
+        raise CaseFileError(path, f"cannot read: {e.strerror}") from None
+
+
+def load(path, vocab: Vocabulary):
+    """Parse and validate one case file; raise CaseFileError (one line) on any problem."""
+    path = Path(path)
+    doc = _read_yaml(path)
+    if not isinstance(doc, dict):
+        raise CaseFileError(path, "top level must be a mapping with op, golden, signature, groups")
+    errors = sorted(_validator().iter_errors(doc), key=lambda e: (len(list(e.absolute_path)), str(list(e.absolute_path))))
+    if errors:
+        raise _schema_error(path, doc, max(errors, key=lambda e: len(list(e.absolute_path))))
+    op = _op_spec(path, doc, vocab)
+    named = _named_distributions(path, doc)
+    cases, names = [], set()
+    for g in doc["groups"]:
+        if g["name"] in names:
+            raise CaseFileError(path, "duplicate group name", g["name"], "name")
+        names.add(g["name"])
+        expand = expand_matrix if "matrix" in g else expand_invalid
+        cases.extend(expand(path, op, g, named, vocab))
+    seen = set()
+    for c in cases:
+        if c.name in seen:
+            raise CaseFileError(path, f"duplicate case id {c.name!r} (two entries expand to the same case)",
+                                c.group, None)
+        seen.add(c.name)
+    return op, cases

@@ -1,0 +1,149 @@
+"""The case model: what a case file says, as frozen data (no I/O, no torch).
+
+OpSpec describes one operator (its phase-1 signature, checks, families);
+Case is one expanded test case; OpDescriptor is the little a backend needs to
+know about the operator it calls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .distributions import Distribution
+
+SCALAR_KINDS = {"bool": bool, "int64": int, "int8": int, "double": float}
+# Memory layouts a case may give a tensor (made real by harness/inputs/layout.py).
+LAYOUTS = ("contiguous", "channels_last", "strided", "offset")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str                 # tensor | int_array | bool | int64 | int8 | double
+    dtype: str | None = None  # tensors: 'data', 'index' or a fixed dtype name
+    output: bool = False
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    what: str
+    families: tuple[str, ...]
+    status: int | None
+    untestable: str | None
+
+
+@dataclass(frozen=True)
+class OpDescriptor:
+    """What a backend needs of an operator besides its arguments."""
+    name: str                 # e.g. MaxPool2dWithIndicesBackward
+    golden: str               # module in golden/ (the torch backend runs its torch_op)
+
+    @property
+    def aclnn(self) -> str:
+        return "aclnn" + self.name
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str                 # e.g. MaxPool2dWithIndicesBackward
+    golden: str               # module name in golden/
+    standard: str
+    families: tuple[str, ...]
+    params: tuple[Param, ...]
+    output_like: str          # input whose shape the output takes
+    channel_last_formats: tuple[str, ...]
+    checks: tuple[Check, ...]
+    path: str
+    input_attrs: tuple[Param, ...] = ()   # shape the inputs (e.g. adaptive outputSize), not passed to the API
+
+    @property
+    def descriptor(self) -> OpDescriptor:
+        return OpDescriptor(self.name, self.golden)
+
+    @property
+    def marker(self) -> str:
+        return self.golden
+
+    @property
+    def tensor_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.type == "tensor")
+
+    @property
+    def attr_params(self) -> tuple[Param, ...]:
+        """Every attribute a case sets: API scalars/arrays, then input-only attributes."""
+        return tuple(p for p in self.params if p.type != "tensor") + self.input_attrs
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """A known deviation of a backend (not of the op): matching cases are expected to fail there."""
+    backend: str
+    dtypes: tuple[str, ...]     # empty: every dtype
+    reason: str
+
+    def matches(self, backend: str, dtype: str) -> bool:
+        return backend == self.backend and (not self.dtypes or dtype in self.dtypes)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """What an invalid scenario changes after the valid inputs were prepared."""
+    null: str | None = None
+    tensors: dict = field(default_factory=dict, hash=False, compare=False)   # name -> {dtype, shape, format, layout}
+    attrs: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    op: OpSpec
+    group: str
+    name: str                 # pytest item name: group[params]
+    kind: str                 # 'valid' | 'invalid'
+    shape: tuple[int, ...]
+    dtype: str
+    index_dtype: str | None
+    formats: dict             # tensor name -> ACL format label
+    layouts: dict             # tensor name -> memory layout
+    attrs: dict
+    values: Distribution
+    families: tuple[str, ...]
+    status: dict              # family -> expected phase-1 status
+    standard: str
+    tier: str = "default"
+    note: str | None = None
+    check: str | None = None
+    mutation: Mutation | None = None
+    deviations: tuple[Deviation, ...] = ()
+
+    def deviation_on(self, backend: str) -> Deviation | None:
+        return next((d for d in self.deviations if d.matches(backend, self.dtype)), None)
+
+    @property
+    def id(self) -> str:
+        return f"{self.op.name}.{self.name}"
+
+    def expected_status(self, family: str | None) -> int | None:
+        return None if family is None else self.status.get(family)
+
+    def runs_numerics(self, family: str | None) -> bool:
+        """Numerics are compared for valid cases expected to succeed on `family`."""
+        if self.kind != "valid":
+            return False
+        if family is None:
+            return any(s == 0 for s in self.status.values())
+        return self.status.get(family) == 0
+
+    def dtype_of(self, param: Param) -> str:
+        if param.dtype in (None, "data"):
+            return self.dtype
+        if param.dtype == "index":
+            return self.index_dtype
+        return param.dtype
+
+    @property
+    def call_attrs(self) -> dict:
+        """The attributes as called: the case's, with an invalid scenario's changes applied."""
+        attrs = dict(self.attrs)
+        if self.mutation:
+            attrs.update(self.mutation.attrs)
+        return attrs

@@ -1,0 +1,53 @@
+"""The layering is enforced by a maintained tool (import-linter, contracts in pyproject.toml),
+and breaking it on purpose is caught."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+LINT = Path(sys.executable).with_name("lint-imports")
+
+pytestmark = pytest.mark.skipif(not LINT.exists(), reason="import-linter not installed (./run tests installs it)")
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(LINT), "--no-cache"], cwd=root, capture_output=True, text=True, timeout=300)
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("harness", "golden"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", root)
+    return root
+
+
+def test_contracts_hold():
+    proc = _lint(REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "0 broken" in proc.stdout
+
+
+@pytest.mark.parametrize("module,line,contract", [
+    # the case model reaching up into the comparators (what casefile.py used to do)
+    ("harness/model/expand.py", "from ..judge import compare", "harness layers only look down"),
+    # the inputs layer importing a backend
+    ("harness/inputs/prepare.py", "from ..backends import base", "harness layers only look down"),
+    # a golden importing the harness
+    ("golden/_common.py", "import harness.dtypes", "reference math knows nothing of the harness"),
+    # the independent loop reference borrowing the golden's helpers
+    ("golden/_reference.py", "from . import _common", "the loop references stay independent"),
+])
+def test_an_upward_import_is_caught(tmp_path, module, line, contract):
+    root = _copy(tmp_path)
+    path = root / module
+    path.write_text(path.read_text() + f"\n{line}  # noqa: planted by the test\n")
+    proc = _lint(root)
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert f"{contract}" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout[-2000:]
