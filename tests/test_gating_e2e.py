@@ -171,3 +171,25 @@ def test_flake_does_not_fail_the_gate_but_is_listed(tmp_path):
     code, out, recs = _torch_suite(tmp_path, "--reruns", "1", "--gate", str(empty))
     assert code == 0, out
     assert "GATE PASSED (0 expected failure(s), 1 flake(s))" in out and "FLAKE           MaxPool2dWithIndicesBackward.basic" in out
+
+
+def test_records_and_summary_carry_the_full_identity(tmp_path):
+    import xml.etree.ElementTree as ET
+    code, _, records = _suite(tmp_path)
+    rec = records[0]
+    for key in ("case_id", "nodeid", "op", "dtype", "family", "soc_name", "cann_version", "status", "raw_status",
+                "metrics", "worst", "phase1", "timings", "error", "repro", "library_sha256"):
+        assert rec.get(key) not in (None, "", [], {}), key
+    assert set(rec["timings"]) >= {"inputs", "golden", "phase1", "phase2", "compare", "total"}
+    assert all(m["threshold"] > 0 and m["rule"] in ("<", "<=", ">=") for m in rec["metrics"])
+    opapi = rec["backend"]["opapi"]
+    assert len(rec["library_sha256"][opapi]) == 64
+    ident = json.loads((tmp_path / "rep" / "summary.json").read_text())["identity"]
+    assert ident["simulated"] is True and ident["software_cann"] is True and ident["soc_name"] == "Ascend910B2"
+    assert ident["switches"]["SWCANN_DEVIATIONS"] == "1" and ident["library_sha256"][opapi] == rec["library_sha256"][opapi]
+    assert ident["started"] <= ident["ended"] and "--soc ascend910b" in ident["command"]
+    assert len(ident["suite_commit"].split("+")[0]) == 40 or ident["suite_commit"] == "unknown"
+    assert set(ident["case_files"]) >= {"avg_pool2d_backward.yaml"}
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "rep" / "junit.xml").iter("property")}
+    assert props["switch:SWCANN_DEVIATIONS"] == "1" and props[f"sha256:{opapi}"] == rec["library_sha256"][opapi]
+    assert "FAIL" in (tmp_path / "rep" / "summary.md").read_text()
