@@ -108,23 +108,28 @@ def dumps(rec: dict) -> str:
     return json.dumps(jsonable(rec))
 
 
-def load_results(directory: Path) -> list[dict]:
-    path = Path(directory) / RESULTS
-    if not path.exists():
-        raise ResultsError(f"{path}: no results file (is {directory} a report directory?)")
+def read_records(path: Path) -> list[dict]:
+    """The records of a results.jsonl file; ResultsError names the file and line of a bad one."""
     out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
-            # a run killed mid-write leaves a torn last line: keep what came before it
+            # a run killed mid-write leaves a torn last line: say where
             raise ResultsError(f"{path}:{n}: not a JSON record ({e.msg})") from None
         if not isinstance(rec, dict) or "case_id" not in rec:
             raise ResultsError(f"{path}:{n}: a record needs a 'case_id'")
         out.append(rec)
     return out
+
+
+def load_results(directory: Path) -> list[dict]:
+    path = Path(directory) / RESULTS
+    if not path.exists():
+        raise ResultsError(f"{path}: no results file (is {directory} a report directory?)")
+    return read_records(path)
 
 
 def load_manifest(directory: Path) -> dict | None:

@@ -14,7 +14,7 @@ import statistics
 from pathlib import Path
 
 from ..errors import HarnessConfigError
-from .records import RESULTS
+from .records import RESULTS, ResultsError, read_records
 
 
 class ShardError(HarnessConfigError):
@@ -64,24 +64,22 @@ def load_durations(path: Path) -> dict[str, float]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise ShardError(f"--durations {path}: cannot read ({e.strerror})") from None
+        raise ShardError(f"--shard-durations {path}: cannot read ({e.strerror})") from None
     if path.suffix == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            raise ShardError(f"--durations {path}: not valid JSON ({e.msg})") from None
+            raise ShardError(f"--shard-durations {path}: not valid JSON ({e.msg})") from None
         if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
-            raise ShardError(f"--durations {path}: expected an object {{case id: seconds}}")
+            raise ShardError(f"--shard-durations {path}: expected an object {{case id: seconds}}")
         return {str(k): float(v) for k, v in data.items()}
+    try:
+        records = read_records(path)
+    except ResultsError as e:
+        raise ShardError(f"--shard-durations {e}") from None
     out = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ShardError(f"--durations {path}:{n}: not a JSON record ({e.msg})") from None
+    for rec in records:
         seconds = (rec.get("timings") or {}).get("total", rec.get("duration_s"))
-        if "case_id" in rec and isinstance(seconds, (int, float)):
+        if isinstance(seconds, (int, float)):
             out[rec["case_id"]] = float(seconds)
     return out
