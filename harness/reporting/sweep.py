@@ -8,6 +8,7 @@ process, then the merge job. CI systems run the same commands as separate jobs (
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,7 @@ def run(out: Path, families: list[str], shards: int, backend: str, extra: list[s
         if len(running) >= parallel:
             _finish(*running.pop(0))
         cmd = job_command(family, shard, shards, out, backend, extra)
-        print(f"== job {family} shard {shard}/{shards}: {' '.join(cmd[3:])}", flush=True)
+        print(f"== job {family} shard {shard}/{shards}: pytest {shlex.join(cmd[3:])}", flush=True)
         running.append((f"{family} {shard}/{shards}", subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
                                                                         stderr=subprocess.PIPE, text=True)))
     while running:
