@@ -151,17 +151,15 @@ class CaseSession:
         self._select_for_reporting(config, items)
 
     def _select_for_reporting(self, config, items):
-        """Baseline skips, the shard, and the manifest of what this run was asked to run."""
+        """The shard, and the manifest of what this run was asked to run."""
         cases = [i for i in items if hasattr(i, "case")]
         if not cases or config.getoption("collectonly") and not self.reporting.settings.shard:
             return
         props = None if config.getoption("collectonly") else self._props()
         try:
-            keep, skips = self.reporting.select([(i.case, i.nodeid) for i in cases], props)
+            keep = self.reporting.select([(i.case, i.nodeid) for i in cases], props)
         except HarnessConfigError as e:
             raise pytest.UsageError(str(e)) from None
-        for k, reason in skips.items():
-            cases[k].add_marker(pytest.mark.skip(reason=reason))
         drop = {id(i) for i, k in zip(cases, keep) if not k}
         if drop:
             config.hook.pytest_deselected(items=[i for i in items if id(i) in drop])

@@ -193,3 +193,16 @@ def test_records_and_summary_carry_the_full_identity(tmp_path):
     props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "rep" / "junit.xml").iter("property")}
     assert props["switch:SWCANN_DEVIATIONS"] == "1" and props[f"sha256:{opapi}"] == rec["library_sha256"][opapi]
     assert "FAIL" in (tmp_path / "rep" / "summary.md").read_text()
+
+
+def test_baseline_skips_are_not_run_and_recorded_as_skip(tmp_path):
+    base = _baseline(tmp_path)
+    doc = yaml.safe_load((base / "aclnn-ascend910b.yaml").read_text())
+    doc["skips"] = [{"case": "AvgPool2dBackward.dev_global_padding[float32-2x3x10x10-ks10_s7*", "reason": "too slow here",
+                     "link": "https://issues.example/5"}]
+    (base / "aclnn-ascend910b.yaml").write_text(yaml.safe_dump(doc))
+    code, out, records = _suite(tmp_path, "--gate", str(base))
+    assert code == 0, out
+    skipped = [r for r in records if r["status"] == "SKIP"]
+    assert len(skipped) == 1 and "too slow here" in skipped[0]["reason"] and "ks10_s7" in skipped[0]["case_id"]
+    assert sorted(r["status"] for r in records) == ["EXPECTED_FAIL", "EXPECTED_FAIL", "SKIP"]   # nothing MISSING

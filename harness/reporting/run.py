@@ -86,15 +86,11 @@ class RunReporting:
 
     # ---------------------------------------------------------------- selection
 
-    def select(self, cases: list[tuple], props: dict | None) -> tuple[list[bool], dict[int, str]]:
-        """cases: [(case, nodeid)] left after every other selection. Returns (kept by the shard,
-        {index: skip reason} from the baseline's skips) and writes manifest.json."""
-        base = self.baseline(props) if props else None
-        skips = {}
-        for k, (case, _) in enumerate(cases):
-            entry = base.find("skips", case.id) if base else None
-            if entry:
-                skips[k] = f"baseline {entry.source}: {entry.reason} ({entry.link})"
+    def select(self, cases: list[tuple], props: dict | None) -> list[bool]:
+        """cases: [(case, nodeid)] left after every other selection. Returns which ones the shard
+        keeps, and writes manifest.json. Loads the baseline, so a wrong target stops the run here."""
+        if props:
+            self.baseline(props)
         keep = [True] * len(cases)
         if self.settings.shard:
             keep = shard_mod.select([c.id for c, _ in cases], self.settings.shard, self.settings.durations)
@@ -103,12 +99,24 @@ class RunReporting:
             rec_mod.write_manifest(self.report_dir(props), [entry(c, n) for c, n in cases],
                                    [entry(c, n) for (c, n), k in zip(cases, keep) if k], self.settings.shard,
                                    {**self.requested, "family": self.requested.get("family") or props.get("family")})
-        return keep, skips
+        return keep
 
     # ---------------------------------------------------------------- one case
 
+    def baseline_skip(self, case, props: dict) -> str | None:
+        """The reason a baseline's `skips` entry gives for not running this case, or None."""
+        base = self.baseline(props)
+        entry = base.find("skips", case.id) if base else None
+        return f"baseline {entry.source}: {entry.reason} ({entry.link})" if entry else None
+
     def run_case(self, case, nodeid: str, props: dict, judge) -> dict:
-        """judge(capture) -> Outcome. Reruns, the record, the gate's verdict and the dump."""
+        """judge(capture) -> Outcome. Reruns, the record, the gate's verdict and the dump
+        (a case the baseline skips is not judged at all)."""
+        skip = self.baseline_skip(case, props)
+        if skip:
+            return rec_mod.from_outcome({"case_id": case.id, "op": case.op.name, "outcome": "skipped", "reason": skip},
+                                        nodeid=nodeid, case_facts=execute.case_facts(case), props=props,
+                                        library_sha256={}, repro="")
         dumps = self.settings.dump_failures
 
         def attempt():
