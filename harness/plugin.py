@@ -16,6 +16,7 @@ import pytest
 from . import backends, families
 from .errors import CaseFileError, HarnessConfigError
 from .judge import load_case_file
+from .judge.cache import GoldenCache
 from .judge.runner import run_case
 from .model import Case
 from .reporting.gate import is_gate_failure
@@ -40,6 +41,11 @@ def pytest_addoption(parser):
                 help="which case tiers to run (default: default; slow tiers are opt-in)")
     g.addoption("--no-sw-fallback", action="store_true",
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
+    g.addoption("--golden-cache", default=None, metavar="DIR",
+                help="keep every case's inputs and golden in DIR (keyed by the case, the golden's source and the "
+                     "torch/numpy versions; damaged entries are recomputed) and reuse them on later runs")
+    g.addoption("--prepare-only", action="store_true",
+                help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
                 help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
     add_report_options(parser.getgroup("aclnn conformance: gating, reruns, shards, reports"))
@@ -56,9 +62,13 @@ class RunSettings:
     tier: str
     report_dir: str | None
     worker: str | None        # xdist worker id; None in the controller or without xdist
+    golden_cache: str | None
+    prepare_only: bool
 
     @classmethod
     def from_config(cls, config) -> "RunSettings":
+        if config.getoption("prepare_only") and not config.getoption("golden_cache"):
+            raise pytest.UsageError("--prepare-only needs --golden-cache DIR (where the prepared data goes)")
         soc = config.getoption("soc")
         try:
             family = families.check_family(soc) if soc else None
@@ -67,7 +77,8 @@ class RunSettings:
         return cls(config.getoption("backend"), config.getoption("device"), family,
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
-                   getattr(config, "workerinput", {}).get("workerid"))
+                   getattr(config, "workerinput", {}).get("workerid"),
+                   config.getoption("golden_cache"), config.getoption("prepare_only"))
 
 
 def pytest_configure(config):
@@ -104,6 +115,7 @@ class CaseSession:
     def __init__(self, config, settings: RunSettings):
         self.config, self.settings = config, settings
         self._backend = None
+        self.cache = GoldenCache(settings.golden_cache) if settings.golden_cache else None
         self.is_controller = not hasattr(config, "workerinput")
         try:
             report_settings = ReportSettings.from_options(config.getoption)
@@ -135,7 +147,7 @@ class CaseSession:
     def pytest_collection_modifyitems(self, config, items):
         family = self.settings.family
         if self.settings.backend == "aclnn" and not config.getoption("collectonly") \
-                and any(hasattr(i, "case") for i in items):
+                and not self.settings.prepare_only and any(hasattr(i, "case") for i in items):
             family = self.backend().info.family       # the library's family decides what applies
         keep, drop = [], []
         for item in items:
@@ -170,7 +182,7 @@ class CaseSession:
 
     def pytest_runtest_logreport(self, report):
         """Record each case once (in the controller): its record, or what stopped it."""
-        if not self.is_controller:      # xdist workers forward reports; the controller records
+        if not self.is_controller or self.settings.prepare_only:   # workers forward; nothing judged
             return
         first = self.reporting.recorder is None
         self.reporting.record_report(dict(report.user_properties), report.nodeid, report.when, report.failed,
@@ -183,6 +195,12 @@ class CaseSession:
             session.exitstatus = self.reporting.finish(session.exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
+        if self.cache is not None and self.cache.hits + self.cache.misses:
+            c = self.cache       # this process's use (under xdist each worker has its own)
+            terminalreporter.write_line(f"golden cache {c.dir}: {c.hits} hits, {c.misses} computed, "
+                                        f"{len(c.rejected)} damaged entries recomputed")
+            for line in c.rejected[:20]:
+                terminalreporter.write_line(f"  {line}")
         lines = self.reporting.summary_lines()
         if lines:
             terminalreporter.section("aclnn conformance summary")
@@ -268,12 +286,15 @@ class CaseItem(pytest.Item):
 
     def runtest(self):
         session = self.config.stash[_SESSION]
+        if session.settings.prepare_only:      # no device: inputs and golden into the cache only
+            session.cache.get(self.case, self.case.runs_numerics(session.settings.family))
+            return
         backend = session.backend()
         props = backend.info.as_properties()
         try:   # reruns, the record (status, repro, timings), the gate's verdict, the dump
             record = session.reporting.run_case(self.case, self.nodeid, props,
                                                 lambda capture: run_case(self.case, backend, backend.info.family,
-                                                                         capture=capture))
+                                                                         session.cache, capture=capture))
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
             raise pytest.UsageError(str(e)) from None
         self.record = record

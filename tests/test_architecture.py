@@ -38,7 +38,7 @@ def test_contracts_hold():
     # the case model reaching up into the comparators (what casefile.py used to do)
     ("harness/model/expand.py", "from ..judge import compare", "harness layers only look down"),
     # the inputs layer importing a backend
-    ("harness/inputs/prepare.py", "from ..backends import base", "harness layers only look down"),
+    ("harness/inputs/preparation.py", "from ..backends import base", "harness layers only look down"),
     # a golden importing the harness
     ("golden/_common.py", "import harness.dtypes", "reference math knows nothing of the harness"),
     # the independent loop reference borrowing the golden's helpers

@@ -131,8 +131,8 @@ FLAKY_PLUGIN = '''
 import harness.plugin as plugin
 _real, _seen = plugin.run_case, set()
 
-def _flaky(case, backend, family, capture=None):
-    out = _real(case, backend, family, capture=capture)
+def _flaky(case, *args, **kwargs):
+    out = _real(case, *args, **kwargs)
     if case.kind == "valid" and case.id not in _seen:      # the first attempt of each valid case fails
         _seen.add(case.id)
         out.outcome, out.reason = "failed", "injected: fails on the first attempt only"

@@ -7,12 +7,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-import golden as golden_pkg
-
 from .. import inputs as inputs_mod
 from ..backends.base import Backend, BackendInfo
 from ..model import Case
-from . import compare
+from . import cache as cache_mod, compare
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 
@@ -55,7 +53,8 @@ def _untouched_outside_view(arg) -> bool:
     return bool((outside == fill).all())
 
 
-def run_case(case: Case, backend: Backend, family: str | None, capture: dict | None = None) -> Outcome:
+def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod.GoldenCache | None" = None,
+             capture: dict | None = None) -> Outcome:
     """Judge one case. `capture`, when given, receives its inputs, golden and actual outputs
     (for --dump-failures)."""
     start = time.perf_counter()
@@ -63,7 +62,7 @@ def run_case(case: Case, backend: Backend, family: str | None, capture: dict | N
     out = Outcome(case.id, case.op.name, "passed", family=family, note=case.note, check=case.check,
                   backend=info.as_properties())
     try:
-        out = _judge(case, backend, family, out, capture)
+        out = _judge(case, backend, family, out, cache, capture)
         deviation = case.deviation_on(info.backend)
         if deviation and out.outcome in ("failed", "passed"):
             # A known deviation of this backend: a failure is expected and reported as such.
@@ -102,7 +101,8 @@ class _Clock:
         self.t = now
 
 
-def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, capture: dict | None = None) -> Outcome:
+def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache,
+           capture: dict | None = None) -> Outcome:
     skip = _unsupported(case, backend, family)
     if skip:
         out.outcome, out.reason = "skipped", skip
@@ -110,11 +110,10 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, captu
     clock = _Clock(out)
     numerics = case.runs_numerics(family)
     out.expected_status = case.expected_status(family)
-    prepared = inputs_mod.prepare(case)
-    inputs = inputs_mod.mutate(case, prepared)
-    clock.lap("inputs")
-    expected = golden_pkg.load(case.op.golden).golden(inputs, case.call_attrs) if numerics else None
+    made = cache_mod.materials(case, numerics, cache)       # inputs drawn and golden computed, or both read
     clock.lap("golden")
+    prepared, expected = made.prepared, made.expected
+    inputs = inputs_mod.mutate(case, prepared)
     args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
     clock.lap("inputs")
     if capture is not None:
