@@ -2,10 +2,12 @@
 
 A record is a JSON object per case. The keys every consumer relies on:
 
-    case_id, nodeid, op, group, dtype, kind, family, soc_name, backend, simulated,
-    cann_version, library {paths, sha256}, status, raw_status, reason, waiver, attempts,
-    standard, metrics [{name, value, threshold, rule}], worst, phase1 {status, expected, check,
-    message}, timings {inputs, golden, phase1, phase2, compare, total} (seconds), error, repro
+    case_id, nodeid, op, group, dtype, kind, family, soc_name, cann_version, library_sha256
+    {path: sha256}, status, raw_status, reason, waiver, attempts, standard, metrics [{name, value,
+    threshold, rule}], worst, phase1 {status, expected, check, message}, timings {golden, inputs,
+    run, phase1, phase2, compare, total} (seconds; `golden` covers drawing the inputs and the
+    golden, or reading both from --golden-cache; `inputs` the scenario's change and the argument
+    list), error, repro, and `backend`: the backend properties (every library path).
 
 `status` is a Status name (status.py); `raw_status` what the case itself did before any waiver.
 Older records (pytest outcome words in `outcome`, no `status`) are read through `status_of`.
