@@ -167,7 +167,8 @@ class CaseSession:
         cases = [i for i in items if hasattr(i, "case")]
         if not cases or config.getoption("collectonly") and not self.reporting.settings.shard:
             return
-        props = None if config.getoption("collectonly") else self._props()
+        # no backend to ask while only collecting or only preparing: shard, but write no manifest
+        props = None if config.getoption("collectonly") or self.settings.prepare_only else self._props()
         try:
             keep = self.reporting.select([(i.case, i.nodeid) for i in cases], props)
         except HarnessConfigError as e:
