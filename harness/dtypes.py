@@ -19,39 +19,41 @@ class DType:
     name: str                   # the case-file name
     acl_name: str               # the aclDataType constant
     acl: int                    # its enum value
+    ge_name: str                # the name aclnn error texts print (acl_abi.md 3.1 note)
+    itemsize: int               # bytes per element (1 for sub-byte types, 0: not a tensor dtype)
     torch: torch.dtype | None   # None: the harness cannot compute with it
     aliases: tuple[str, ...] = ()
 
 
 ALL: tuple[DType, ...] = (
-    DType("undefined", "ACL_DT_UNDEFINED", -1, None),
-    DType("float32", "ACL_FLOAT", 0, torch.float32, ("fp32", "float")),
-    DType("float16", "ACL_FLOAT16", 1, torch.float16, ("fp16", "half")),
-    DType("int8", "ACL_INT8", 2, torch.int8),
-    DType("int32", "ACL_INT32", 3, torch.int32),
-    DType("uint8", "ACL_UINT8", 4, torch.uint8),
-    DType("int16", "ACL_INT16", 6, torch.int16),
-    DType("uint16", "ACL_UINT16", 7, None),
-    DType("uint32", "ACL_UINT32", 8, None),
-    DType("int64", "ACL_INT64", 9, torch.int64),
-    DType("uint64", "ACL_UINT64", 10, None),
-    DType("float64", "ACL_DOUBLE", 11, torch.float64, ("fp64", "double")),
-    DType("bool", "ACL_BOOL", 12, torch.bool),
-    DType("string", "ACL_STRING", 13, None),
-    DType("complex64", "ACL_COMPLEX64", 16, torch.complex64),
-    DType("complex128", "ACL_COMPLEX128", 17, torch.complex128),
-    DType("bfloat16", "ACL_BF16", 27, torch.bfloat16, ("bf16",)),
-    DType("int4", "ACL_INT4", 29, None),
-    DType("uint1", "ACL_UINT1", 30, None),
-    DType("complex32", "ACL_COMPLEX32", 33, None),
-    DType("hifloat8", "ACL_HIFLOAT8", 34, None),
-    DType("float8_e5m2", "ACL_FLOAT8_E5M2", 35, None),
-    DType("float8_e4m3fn", "ACL_FLOAT8_E4M3FN", 36, None),
-    DType("float8_e8m0", "ACL_FLOAT8_E8M0", 37, None),
-    DType("float6_e3m2", "ACL_FLOAT6_E3M2", 38, None),
-    DType("float6_e2m3", "ACL_FLOAT6_E2M3", 39, None),
-    DType("float4_e2m1", "ACL_FLOAT4_E2M1", 40, None),
-    DType("float4_e1m2", "ACL_FLOAT4_E1M2", 41, None),
+    DType("undefined", "ACL_DT_UNDEFINED", -1, "DT_UNDEFINED", 0, None),
+    DType("float32", "ACL_FLOAT", 0, "DT_FLOAT", 4, torch.float32, ("fp32", "float")),
+    DType("float16", "ACL_FLOAT16", 1, "DT_FLOAT16", 2, torch.float16, ("fp16", "half")),
+    DType("int8", "ACL_INT8", 2, "DT_INT8", 1, torch.int8),
+    DType("int32", "ACL_INT32", 3, "DT_INT32", 4, torch.int32),
+    DType("uint8", "ACL_UINT8", 4, "DT_UINT8", 1, torch.uint8),
+    DType("int16", "ACL_INT16", 6, "DT_INT16", 2, torch.int16),
+    DType("uint16", "ACL_UINT16", 7, "DT_UINT16", 2, None),
+    DType("uint32", "ACL_UINT32", 8, "DT_UINT32", 4, None),
+    DType("int64", "ACL_INT64", 9, "DT_INT64", 8, torch.int64),
+    DType("uint64", "ACL_UINT64", 10, "DT_UINT64", 8, None),
+    DType("float64", "ACL_DOUBLE", 11, "DT_DOUBLE", 8, torch.float64, ("fp64", "double")),
+    DType("bool", "ACL_BOOL", 12, "DT_BOOL", 1, torch.bool),
+    DType("string", "ACL_STRING", 13, "DT_STRING", 0, None),
+    DType("complex64", "ACL_COMPLEX64", 16, "DT_COMPLEX64", 8, torch.complex64),
+    DType("complex128", "ACL_COMPLEX128", 17, "DT_COMPLEX128", 16, torch.complex128),
+    DType("bfloat16", "ACL_BF16", 27, "DT_BFLOAT16", 2, torch.bfloat16, ("bf16",)),
+    DType("int4", "ACL_INT4", 29, "DT_INT4", 1, None),
+    DType("uint1", "ACL_UINT1", 30, "DT_UINT1", 1, None),
+    DType("complex32", "ACL_COMPLEX32", 33, "DT_COMPLEX32", 4, None),
+    DType("hifloat8", "ACL_HIFLOAT8", 34, "DT_HIFLOAT8", 1, None),
+    DType("float8_e5m2", "ACL_FLOAT8_E5M2", 35, "DT_FLOAT8_E5M2", 1, None),
+    DType("float8_e4m3fn", "ACL_FLOAT8_E4M3FN", 36, "DT_FLOAT8_E4M3FN", 1, None),
+    DType("float8_e8m0", "ACL_FLOAT8_E8M0", 37, "DT_FLOAT8_E8M0", 1, None),
+    DType("float6_e3m2", "ACL_FLOAT6_E3M2", 38, "DT_FLOAT6_E3M2", 1, None),
+    DType("float6_e2m3", "ACL_FLOAT6_E2M3", 39, "DT_FLOAT6_E2M3", 1, None),
+    DType("float4_e2m1", "ACL_FLOAT4_E2M1", 40, "DT_FLOAT4_E2M1", 1, None),
+    DType("float4_e1m2", "ACL_FLOAT4_E1M2", 41, "DT_FLOAT4_E1M2", 1, None),
 )
 
 BY_NAME = {d.name: d for d in ALL}

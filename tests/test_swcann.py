@@ -1,9 +1,12 @@
 """Tests of the software CANN (swcann/): build, exported ABI, the C smoke driver
-(plain, under valgrind, and ASan-instrumented), build caching/race safety and the
-clear error for a broken compiler."""
+(plain, under valgrind, and ASan-instrumented), build caching/race safety, the
+clear error for a broken compiler, its dtype/format table against the harness's,
+and an operator added from a directory outside swcann/src/ops/."""
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -13,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from harness import dtypes, formats
 from swcann import build as swbuild
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / "swcann" / "tests" / "smoke.c"
+TOY_OP_DIR = Path(__file__).resolve().parent / "swcann_toy_op"
 API_PREFIXES = ("acl", "swcann")
 
 
@@ -69,26 +74,90 @@ def test_build_is_cached(root):
     assert (root / "lib64" / "libopapi.so").stat().st_mtime_ns == before
 
 
-def test_exports_only_api(root):
+def _declared_ops(root: Path) -> set[str]:
+    """The aclnn entry points the installed op headers declare."""
+    decl = re.compile(r"ACL_FUNC_VISIBILITY\s+aclnnStatus\s+(aclnn\w+)\s*\(")
+    return {m for h in (root / "include" / "aclnnop").glob("*.h") for m in decl.findall(h.read_text())}
+
+
+def _dynamic_symbols(path: Path) -> set[str]:
     nm = shutil.which("nm")
     if not nm:
         pytest.skip("nm (binutils) not installed")
+    out = _run([nm, "-D", "--defined-only", str(path)]).stdout
+    return {l.split()[-1] for l in out.splitlines() if l.strip()}
+
+
+def test_exports_only_api(root):
+    ops = _declared_ops(root)
+    assert len(ops) >= 10 and all(f"{o}GetWorkspaceSize" in ops for o in ops if not o.endswith("Size"))
     expected = {
         "libascendcl.so": {"aclInit", "aclFinalize", "aclGetRecentErrMsg", "aclrtSetDevice",
                            "aclrtMalloc", "aclrtMemcpy", "aclrtSynchronizeStream", "aclrtGetSocName",
                            "swcannGetStats", "swcannInjectFault", "swcannVersion"},
         "libnnopbase.so": {"aclCreateTensor", "aclDestroyTensor", "aclCreateIntArray", "aclGetViewShape",
                            "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclnnInit"},
-        "libopapi.so": {f"aclnn{op}{sfx}" for op in ("MaxPool2dWithIndicesBackward",
-                        "MaxPool3dWithArgmaxBackward", "AdaptiveMaxPool2dBackward",
-                        "AvgPool2dBackward", "MaxUnpool3dBackward") for sfx in ("", "GetWorkspaceSize")},
+        "libopapi.so": ops,
     }
     for lib, names in expected.items():
-        out = _run([nm, "-D", "--defined-only", str(root / "lib64" / lib)]).stdout
-        syms = {l.split()[-1] for l in out.splitlines() if l.strip()}
+        syms = _dynamic_symbols(root / "lib64" / lib)
         assert names <= syms, f"{lib} lacks {sorted(names - syms)}"
         stray = sorted(s for s in syms if not s.startswith(API_PREFIXES) and not s.startswith("_"))
         assert not stray, f"{lib} exports internal symbols {stray}"
+    opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi.so") if s.startswith("aclnn")}
+    assert opapi == ops, f"exported but declared in no include/aclnnop header: {sorted(opapi - ops)}"
+
+
+# prints the C side's one dtype/format table, compiled from the header the libraries use
+_TABLE_DUMP = r"""
+#include <stdio.h>
+#include "swc_types.h"
+int main(void)
+{
+    int n;
+    const swc_dtype_row *d = swc_dtype_table(&n);
+    for (int i = 0; i < n; i++) printf("dtype %d %s %zu\n", d[i].value, d[i].name, d[i].size);
+    const swc_format_row *f = swc_format_table(&n);
+    for (int i = 0; i < n; i++) printf("format %d %s %d\n", f[i].value, f[i].name, f[i].is_private);
+    return 0;
+}
+"""
+
+
+def _c_type_tables(tmp_path: Path) -> tuple[dict, dict]:
+    src, exe = tmp_path / "dump.c", tmp_path / "dump"
+    src.write_text(_TABLE_DUMP)
+    cc = shlex.split(os.environ.get("CC") or "cc")
+    r = subprocess.run(cc + ["-std=c11", "-Wall", "-Werror", "-I", str(REPO / "swcann" / "include"),
+                             "-I", str(REPO / "swcann" / "src" / "shared"), str(src), "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    c_dtypes, c_formats = {}, {}
+    for line in _run([str(exe)]).stdout.splitlines():
+        kind, value, name, extra = line.split()
+        (c_dtypes if kind == "dtype" else c_formats)[int(value)] = (name, int(extra))
+    return c_dtypes, c_formats
+
+
+def test_c_type_table_matches_python(tmp_path):
+    c_dtypes, c_formats = _c_type_tables(tmp_path)
+    for name, d in dtypes.BY_NAME.items():
+        assert c_dtypes.get(d.acl) == (d.ge_name, d.itemsize), (name, d.acl, c_dtypes.get(d.acl))
+    assert {name: value for value, (name, _) in c_formats.items()} == formats.FORMATS
+    assert len(c_dtypes) == 28 and c_dtypes[-1][0] == "DT_UNDEFINED"  # every acl_abi.md 3.1 value
+
+
+def test_c_type_table_check_fails_on_disagreement(tmp_path, monkeypatch):
+    """Break the Python side on purpose: the comparison must catch it."""
+    wrong = dict(formats.FORMATS, NCL=48)
+    monkeypatch.setattr(formats, "FORMATS", wrong)
+    with pytest.raises(AssertionError):
+        test_c_type_table_matches_python(tmp_path)
+    monkeypatch.undo()
+    bf16 = dtypes.lookup("bfloat16")
+    monkeypatch.setitem(dtypes.BY_NAME, "bfloat16", dataclasses.replace(bf16, acl=28))
+    with pytest.raises(AssertionError):
+        test_c_type_table_matches_python(tmp_path)
 
 
 def test_smoke(root, tmp_path):
@@ -307,3 +376,73 @@ def test_documented_deviations_switch(root, deviations):
     else:  # spec avg_pool2d_backward.md C.4 / G.8
         assert vals["pad"] == [pytest.approx(0.01), pytest.approx(0.01)]
         assert vals["fp16"][0] == 0.0
+
+
+# Calls aclnnToyIdentity through ctypes, loading the tree the way the harness loads any CANN.
+_TOY_PROBE = r"""
+import ctypes, struct, sys
+from pathlib import Path
+from harness.acl import loader
+libs = loader.load(loader.discover(env={"ASCEND_HOME_PATH": sys.argv[1]}, defaults=()))
+rt, nn = libs.runtime, libs.nnopbase
+VP, U64 = ctypes.c_void_p, ctypes.c_uint64
+phase1, phase2 = libs.op_function("aclnnToyIdentityGetWorkspaceSize"), libs.op_function("aclnnToyIdentity")
+phase1.argtypes = [VP, VP, ctypes.POINTER(U64), ctypes.POINTER(VP)]
+phase2.argtypes = [VP, U64, VP, VP]
+assert rt.aclInit(None) == 0 and rt.aclrtSetDevice(0) == 0
+def tensor(values, dt, es):
+    p = VP()
+    assert rt.aclrtMalloc(ctypes.byref(p), len(values) * es, 0) == 0
+    raw = struct.pack("%df" % len(values), *values) if dt == 0 else bytes(len(values) * es)
+    assert rt.aclrtMemcpy(p, len(raw), raw, len(raw), 1) == 0
+    dims = (ctypes.c_int64 * 1)(len(values))
+    return nn.aclCreateTensor(dims, 1, dt, None, 0, 2, dims, 1, p), p
+src, _ = tensor([1.5, -2.0, 3.25], 0, 4)
+out, out_dev = tensor([0.0, 0.0, 0.0], 0, 4)
+ws, ex = U64(), VP()
+assert phase1(src, out, ctypes.byref(ws), ctypes.byref(ex)) == 0
+w = VP()
+assert rt.aclrtMalloc(ctypes.byref(w), ws.value, 0) == 0
+assert phase2(w, ws.value, ex, None) == 0 and rt.aclrtSynchronizeStream(None) == 0, rt.aclGetRecentErrMsg()
+got = ctypes.create_string_buffer(12)
+assert rt.aclrtMemcpy(got, 12, out_dev, 12, 2) == 0
+print("values", *struct.unpack("3f", got.raw))
+half, _ = tensor([0.0, 0.0, 0.0], 1, 2)
+print("mismatch", phase1(src, half, ctypes.byref(ws), ctypes.byref(ex)), rt.aclGetRecentErrMsg().decode())
+"""
+
+
+def test_op_directory_adds_an_operator(tmp_path, monkeypatch):
+    op_dir = tmp_path / "ops"
+    shutil.copytree(TOY_OP_DIR, op_dir)
+    built = []
+    try:
+        root = swbuild.build(op_dirs=[op_dir])
+        built.append(root)
+        assert swbuild.read_info(root)["op_dirs"] == str(op_dir)
+        assert (root / "include" / "aclnnop" / "aclnn_toy_identity.h").is_file()
+        assert _declared_ops(root) == _declared_ops(swbuild.build()) | {
+            "aclnnToyIdentityGetWorkspaceSize", "aclnnToyIdentity"}
+        opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi.so") if s.startswith("aclnn")}
+        assert opapi == _declared_ops(root)
+        env = _clean_env()
+        env["PYTHONPATH"] = str(REPO)
+        r = _run([sys.executable, "-c", _TOY_PROBE, str(root)], env=env)
+        assert r.returncode == 0, r.stderr
+        lines = dict(l.split(" ", 1) for l in r.stdout.splitlines())
+        assert lines["values"] == "1.5 -2.0 3.25"
+        assert lines["mismatch"].startswith("161002 EZ1001") and \
+            "[aclnnToyIdentity] check T4 failed: out dtype DT_FLOAT16 != self dtype DT_FLOAT" in lines["mismatch"]
+        # the automatic build reads $SWCANN_OP_DIRS; the hash covers the op's source
+        monkeypatch.setenv(swbuild.OP_DIRS_ENV, os.pathsep.join(["", str(op_dir)]))
+        assert swbuild.build() == root
+        with (op_dir / "aclnn_toy_identity.c").open("a") as f:
+            f.write("/* edited */\n")
+        built.append(swbuild.build())
+        assert built[1] != root and (built[1] / "lib64" / "libopapi.so").is_file()
+        monkeypatch.setenv(swbuild.OP_DIRS_ENV, str(tmp_path / "missing"))
+        with pytest.raises(swbuild.BuildError, match="is not a directory"):
+            swbuild.build()
+    finally:
+        for b in built:
+            shutil.rmtree(b, ignore_errors=True)

@@ -16,20 +16,25 @@ def prepare(draw, p):
             "self": draw("self", shape, p.dtype).contiguous()}
 
 
+def _sign(x):
+    """sign with NaN kept as NaN (torch.sign maps NaN to 0)."""
+    return torch.where(torch.isnan(x), x, torch.sign(x))
+
+
 def golden(inputs, attrs):
     go, x = inputs["gradOutput"], inputs["self"]
     if go.shape != x.shape:
         raise ValueError(f"gradOutput {tuple(go.shape)} and self {tuple(x.shape)} differ")
-    return {OUTPUT: go.detach().cpu().double() * torch.sign(x.detach().cpu().double())}
+    return {OUTPUT: go.detach().cpu().double() * _sign(x.detach().cpu().double())}
 
 
 def torch_op(inputs, attrs):
-    return {OUTPUT: inputs["gradOutput"] * torch.sign(inputs["self"]).to(inputs["gradOutput"].dtype)}
+    return {OUTPUT: inputs["gradOutput"] * _sign(inputs["self"]).to(inputs["gradOutput"].dtype)}
 
 
 def _gen_config(rng):
-    shape = tuple(rng.randint(1, 4) for _ in range(rng.choice([1, 4])))
-    return _opinfo.params(shape, rng.choice(_opinfo.FLOATS)), {f"rank{len(shape)}"}
+    shape = tuple(rng.randint(1, 4) for _ in range(rng.choice([2, 4])))
+    return _opinfo.params(shape, rng.choice(_opinfo.FLOATS), {}), {f"rank{len(shape)}"}
 
 
 def _reference_loop(inputs, attrs):
@@ -44,5 +49,5 @@ def _sign_dropped(patch):
     return lambda inputs, attrs: {OUTPUT: inputs["gradOutput"].double()}
 
 
-INFO = _opinfo.OpInfo(gen_config=_gen_config, required_tags=frozenset({"rank1", "rank4"}),
+INFO = _opinfo.OpInfo(gen_config=_gen_config, required_tags=frozenset({"rank2", "rank4"}),
                       reference=_reference_loop, mutants={"sign dropped": _sign_dropped})

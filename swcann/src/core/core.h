@@ -40,6 +40,10 @@ int mem_is_device_ptr(const void *p); /* live or quarantined device block */
 /* runtime.c */
 int rt_initialized(void);
 int rt_current_device(void); /* -1 when this thread has no device */
+/* the preconditions most runtime calls share, checked in the caller's order; each
+ * returns 0 or the status after recording the message ("<api>: ...") */
+aclError rt_need_init(const char *api);            /* aclInit has been called (100001) */
+aclError rt_need_device(const char *api, int *dev); /* thread has a device (107002); dev may be NULL */
 int32_t rt_take_fault(int site);
 int core_nn_ready(void);
 void core_nn_set(int on);

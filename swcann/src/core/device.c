@@ -60,6 +60,21 @@ int rt_current_device(void)
     return d;
 }
 
+aclError rt_need_init(const char *api)
+{
+    if (rt_initialized()) return ACL_SUCCESS;
+    return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "%s: aclInit has not been called", api);
+}
+
+aclError rt_need_device(const char *api, int *dev)
+{
+    int d = rt_current_device();
+    if (dev) *dev = d;
+    if (d >= 0) return ACL_SUCCESS;
+    return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
+                     "%s: no current context in this thread (call aclrtSetDevice)", api);
+}
+
 /* SWCANN_DEVICE_COUNT (default 1) physical devices, filtered and re-indexed by
  * ASCEND_RT_VISIBLE_DEVICES: parsing stops at the first invalid character or id,
  * duplicates are an error (EE2002) -- acl_abi.md 6. */
@@ -243,10 +258,9 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId)
 {
     if (!deviceId)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "aclrtGetDevice: deviceId is null");
-    int d = rt_current_device();
-    if (d < 0)
-        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
-                         "aclrtGetDevice: no current context in this thread (call aclrtSetDevice)");
+    int d;
+    aclError e = rt_need_device("aclrtGetDevice", &d);
+    if (e) return e;
     *deviceId = d;
     return ACL_SUCCESS;
 }
@@ -313,22 +327,29 @@ ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t 
     return ACL_SUCCESS;
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+/* one option from the current context's table (ctx) or the process-wide one */
+static aclError opt_get(const char *api, aclSysParamOpt opt, int64_t *value, int ctx)
 {
-    aclError e = opt_check("aclrtCtxGetSysParamOpt", opt, 0, 0);
+    aclError e = opt_check(api, opt, 0, 0);
     if (e) return e;
     if (!value) return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "value is null");
     pthread_mutex_lock(&g_lock);
-    int d = cur_dev_locked(), set = d >= 0 && g_ctxopt_set[d][opt];
-    if (set) *value = g_ctxopt[d][opt];
+    int d = ctx ? cur_dev_locked() : 0;
+    int set = d >= 0 && (ctx ? g_ctxopt_set[d][opt] : g_sysopt_set[opt]);
+    if (set) *value = ctx ? g_ctxopt[d][opt] : g_sysopt[opt];
     pthread_mutex_unlock(&g_lock);
     if (d < 0)
-        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
-                         "aclrtCtxGetSysParamOpt: no current context in this thread");
+        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001", "%s: no current context in this thread",
+                         api);
     if (!set)
-        return core_fail(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET, "EE1001",
-                         "aclrtCtxGetSysParamOpt: opt %d has not been set", (int)opt);
+        return core_fail(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET, "EE1001", "%s: opt %d has not been set",
+                         api, (int)opt);
     return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
+{
+    return opt_get("aclrtCtxGetSysParamOpt", opt, value, 1);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
@@ -344,17 +365,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t val
 
 ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
 {
-    aclError e = opt_check("aclrtGetSysParamOpt", opt, 0, 0);
-    if (e) return e;
-    if (!value) return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "value is null");
-    pthread_mutex_lock(&g_lock);
-    int set = g_sysopt_set[opt];
-    if (set) *value = g_sysopt[opt];
-    pthread_mutex_unlock(&g_lock);
-    if (!set)
-        return core_fail(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET, "EE1001",
-                         "aclrtGetSysParamOpt: opt %d has not been set", (int)opt);
-    return ACL_SUCCESS;
+    return opt_get("aclrtGetSysParamOpt", opt, value, 0);
 }
 
 /* effective determinism for the calling thread: context value, else process value */

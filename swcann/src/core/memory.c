@@ -113,11 +113,9 @@ static int policy_ok(int policy)
 
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "aclrtMalloc: aclInit has not been called");
-    if (rt_current_device() < 0)
-        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
-                         "aclrtMalloc: no current context in this thread (call aclrtSetDevice)");
+    aclError e = rt_need_init("aclrtMalloc");
+    if (!e) e = rt_need_device("aclrtMalloc", NULL);
+    if (e) return e;
     if (!devPtr)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001",
                          "Value nullptr for devPtr is invalid. Reason: must not be null.");
@@ -184,8 +182,8 @@ static void quarantine_push(uintptr_t base, size_t size)
 
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr)
 {
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "aclrtFree: aclInit has not been called");
+    aclError e = rt_need_init("aclrtFree");
+    if (e) return e;
     if (!devPtr)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001",
                          "Value nullptr for devPtr is invalid. Reason: must not be null.");
@@ -210,8 +208,8 @@ ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr)
 
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "aclrtMallocHost: aclInit has not been called");
+    aclError e = rt_need_init("aclrtMallocHost");
+    if (e) return e;
     if (!hostPtr || size == 0)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001",
                          "aclrtMallocHost: hostPtr must not be null and size must be > 0");
@@ -271,11 +269,9 @@ static aclError side_ok(const char *api, const char *what, const void *p, size_t
 aclError mem_copy(const char *api, void *dst, size_t destMax, const void *src, size_t count,
                   aclrtMemcpyKind kind)
 {
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "%s: aclInit has not been called", api);
-    if (rt_current_device() < 0)
-        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
-                         "%s: no current context in this thread (call aclrtSetDevice)", api);
+    aclError e = rt_need_init(api);
+    if (!e) e = rt_need_device(api, NULL);
+    if (e) return e;
     if (!dst || !src)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "%s: dst and src must not be null", api);
     if (count > destMax)
@@ -300,7 +296,7 @@ aclError mem_copy(const char *api, void *dst, size_t destMax, const void *src, s
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001",
                          "Value %d for kind is invalid. Reason: unknown aclrtMemcpyKind.", (int)kind);
     }
-    aclError e = side_ok(api, "src", src, count, sdev);
+    e = side_ok(api, "src", src, count, sdev);
     if (!e) e = side_ok(api, "dst", dst, count, ddev);
     if (!e) memmove(dst, src, count);
     pthread_mutex_unlock(&g_lock);
@@ -315,11 +311,9 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *
 
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 {
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "aclrtMemset: aclInit has not been called");
-    if (rt_current_device() < 0)
-        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
-                         "aclrtMemset: no current context in this thread (call aclrtSetDevice)");
+    aclError e = rt_need_init("aclrtMemset");
+    if (!e) e = rt_need_device("aclrtMemset", NULL);
+    if (e) return e;
     if (!devPtr)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "aclrtMemset: devPtr is null");
     if (count > maxCount)
@@ -328,7 +322,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
                          count, maxCount);
     if (count == 0) return ACL_SUCCESS;
     pthread_mutex_lock(&g_lock);
-    aclError e = side_ok("aclrtMemset", "devPtr", devPtr, count, 1);
+    e = side_ok("aclrtMemset", "devPtr", devPtr, count, 1);
     if (!e) memset(devPtr, value & 0xff, count);
     pthread_mutex_unlock(&g_lock);
     return e;
@@ -337,8 +331,8 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *freeMem, size_t *total)
 {
     (void)attr;
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "aclrtGetMemInfo: aclInit has not been called");
+    aclError e = rt_need_init("aclrtGetMemInfo");
+    if (e) return e;
     if (rt_current_device() < 0)
         return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
                          "aclrtGetMemInfo: no current context in this thread");

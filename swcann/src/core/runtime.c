@@ -3,7 +3,8 @@
 #include "core.h"
 #include <stdlib.h>
 #include <string.h>
-#include "../shared/swc_dtype.h"
+#include "../shared/swc_half.h"
+#include "../shared/swc_types.h"
 
 static int32_t g_fault[SWC_FAULT_N];
 

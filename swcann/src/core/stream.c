@@ -40,14 +40,12 @@ void stream_reset_device(int dev) /* caller holds g_lock */
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream)
 {
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "aclrtCreateStream: aclInit has not been called");
+    aclError e = rt_need_init("aclrtCreateStream");
+    if (e) return e;
     if (!stream)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "aclrtCreateStream: stream is null");
-    int d = rt_current_device();
-    if (d < 0)
-        return core_fail(ACL_ERROR_RT_CONTEXT_NULL, "EE1001",
-                         "aclrtCreateStream: no current context in this thread (call aclrtSetDevice)");
+    int d;
+    if ((e = rt_need_device("aclrtCreateStream", &d))) return e;
     stream_t *s = calloc(1, sizeof *s);
     if (!s) return core_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "EE2001", "out of memory");
     s->magic = 0x5354524du;
@@ -62,8 +60,8 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream)
 
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream)
 {
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "aclrtDestroyStream: aclInit has not been called");
+    aclError e = rt_need_init("aclrtDestroyStream");
+    if (e) return e;
     if (!stream)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001",
                          "aclrtDestroyStream: the default stream (null) cannot be destroyed");
@@ -119,8 +117,8 @@ static aclError sync_one(const char *api, aclrtStream stream)
 {
     char why[256];
     void *r;
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "%s: aclInit has not been called", api);
+    aclError e = rt_need_init(api);
+    if (e) return e;
     int rc = core_stream_get(stream, &r, why, sizeof why);
     if (rc) return core_fail(rc, "EE1001", "%s: %s", api, why);
     int32_t f = rt_take_fault(SWC_FAULT_SYNC);
@@ -185,8 +183,8 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const v
 {
     char why[256];
     void *r;
-    if (!rt_initialized())
-        return core_fail(ACL_ERROR_UNINITIALIZE, "EH0002", "aclrtMemcpyAsync: aclInit has not been called");
+    aclError e = rt_need_init("aclrtMemcpyAsync");
+    if (e) return e;
     int rc = core_stream_get(stream, &r, why, sizeof why);
     if (rc) return core_fail(rc, "EE1001", "aclrtMemcpyAsync: %s", why);
     return mem_copy("aclrtMemcpyAsync", dst, destMax, src, count, kind);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "objects.h"
-#include "../shared/swc_dtype.h"
+#include "../shared/swc_types.h"
 
 static const swc_core *core(void)
 {
@@ -74,38 +74,6 @@ ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t
     return t;
 }
 
-ACL_FUNC_VISIBILITY aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size)
-{
-    if ((size && !value) || size > (1u << 20)) return NULL;
-    struct aclIntArray *a = calloc(1, sizeof *a);
-    if (!a || !(a->v = dup64(value, size))) { free(a); return NULL; }
-    a->n = size;
-    if (!track(a, SWC_K_INTARRAY)) { free(a->v); free(a); return NULL; }
-    return a;
-}
-
-ACL_FUNC_VISIBILITY aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size)
-{
-    if ((size && !value) || size > (1u << 20)) return NULL;
-    struct aclBoolArray *a = calloc(1, sizeof *a);
-    if (!a || !(a->v = malloc(size ? size : 1))) { free(a); return NULL; }
-    if (size) memcpy(a->v, value, size);
-    a->n = size;
-    if (!track(a, SWC_K_BOOLARRAY)) { free(a->v); free(a); return NULL; }
-    return a;
-}
-
-ACL_FUNC_VISIBILITY aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size)
-{
-    if ((size && !value) || size > (1u << 20)) return NULL;
-    struct aclFloatArray *a = calloc(1, sizeof *a);
-    if (!a || !(a->v = malloc((size ? size : 1) * sizeof(float)))) { free(a); return NULL; }
-    if (size) memcpy(a->v, value, size * sizeof(float));
-    a->n = size;
-    if (!track(a, SWC_K_FLOATARRAY)) { free(a->v); free(a); return NULL; }
-    return a;
-}
-
 ACL_FUNC_VISIBILITY aclScalar *aclCreateScalar(void *value, aclDataType dataType)
 {
     size_t sz = swc_dtype_size(dataType);
@@ -134,27 +102,6 @@ ACL_FUNC_VISIBILITY aclnnStatus aclDestroyTensor(const aclTensor *tensor)
 {
     aclnnStatus s = destroy_common(tensor, SWC_K_TENSOR, "aclDestroyTensor");
     if (s == ACLNN_SUCCESS && tensor) free_tensor((struct aclTensor *)tensor);
-    return s;
-}
-
-ACL_FUNC_VISIBILITY aclnnStatus aclDestroyIntArray(const aclIntArray *array)
-{
-    aclnnStatus s = destroy_common(array, SWC_K_INTARRAY, "aclDestroyIntArray");
-    if (s == ACLNN_SUCCESS && array) { free(array->v); free((void *)array); }
-    return s;
-}
-
-ACL_FUNC_VISIBILITY aclnnStatus aclDestroyBoolArray(const aclBoolArray *array)
-{
-    aclnnStatus s = destroy_common(array, SWC_K_BOOLARRAY, "aclDestroyBoolArray");
-    if (s == ACLNN_SUCCESS && array) { free(array->v); free((void *)array); }
-    return s;
-}
-
-ACL_FUNC_VISIBILITY aclnnStatus aclDestroyFloatArray(const aclFloatArray *array)
-{
-    aclnnStatus s = destroy_common(array, SWC_K_FLOATARRAY, "aclDestroyFloatArray");
-    if (s == ACLNN_SUCCESS && array) { free(array->v); free((void *)array); }
     return s;
 }
 
@@ -248,26 +195,40 @@ ACL_FUNC_VISIBILITY aclnnStatus aclSetRawTensorAddr(aclTensor *tensor, void *add
     return s;
 }
 
-ACL_FUNC_VISIBILITY aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size)
+/* The three array types share one shape ({n, v}, objects.h): create (copies the values),
+ * destroy and size are written once here and instantiated per element type. */
+static void *copy_values(const void *value, uint64_t size, size_t es)
 {
-    aclnnStatus s = acc_check(array, SWC_K_INTARRAY, size, "aclGetIntArraySize");
-    if (!s) *size = array->n;
-    return s;
+    if ((size && !value) || size > (1u << 20)) return NULL;
+    void *d = malloc(size ? size * es : 1);
+    if (d && size) memcpy(d, value, size * es);
+    return d;
 }
 
-ACL_FUNC_VISIBILITY aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size)
-{
-    aclnnStatus s = acc_check(array, SWC_K_BOOLARRAY, size, "aclGetBoolArraySize");
-    if (!s) *size = array->n;
-    return s;
-}
-
-ACL_FUNC_VISIBILITY aclnnStatus aclGetFloatArraySize(const aclFloatArray *array, uint64_t *size)
-{
-    aclnnStatus s = acc_check(array, SWC_K_FLOATARRAY, size, "aclGetFloatArraySize");
-    if (!s) *size = array->n;
-    return s;
-}
+#define SWC_ARRAY_API(Type, Elem, kind)                                                      \
+    ACL_FUNC_VISIBILITY acl##Type *aclCreate##Type(const Elem *value, uint64_t size)         \
+    {                                                                                        \
+        struct acl##Type *a = calloc(1, sizeof *a);                                          \
+        if (!a || !(a->v = copy_values(value, size, sizeof *a->v))) { free(a); return NULL; } \
+        a->n = size;                                                                         \
+        if (!track(a, kind)) { free(a->v); free(a); return NULL; }                          \
+        return a;                                                                            \
+    }                                                                                        \
+    ACL_FUNC_VISIBILITY aclnnStatus aclDestroy##Type(const acl##Type *array)                 \
+    {                                                                                        \
+        aclnnStatus s = destroy_common(array, kind, "aclDestroy" #Type);                     \
+        if (s == ACLNN_SUCCESS && array) { free(array->v); free((void *)array); }            \
+        return s;                                                                            \
+    }                                                                                        \
+    ACL_FUNC_VISIBILITY aclnnStatus aclGet##Type##Size(const acl##Type *array, uint64_t *size) \
+    {                                                                                        \
+        aclnnStatus s = acc_check(array, kind, size, "aclGet" #Type "Size");                 \
+        if (!s) *size = array->n;                                                            \
+        return s;                                                                            \
+    }
+SWC_ARRAY_API(IntArray, int64_t, SWC_K_INTARRAY)
+SWC_ARRAY_API(BoolArray, bool, SWC_K_BOOLARRAY)
+SWC_ARRAY_API(FloatArray, float, SWC_K_FLOATARRAY)
 
 /* acl_abi.md 4.1: a null executor passed to repeatable/destroy is 561103 */
 ACL_FUNC_VISIBILITY aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)

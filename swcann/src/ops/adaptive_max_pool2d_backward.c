@@ -1,7 +1,8 @@
 /* aclnnAdaptiveMaxPool2dBackward -- spec ops/adaptive_max_pool2d_backward.md.
  * Phase 1 = section B (B1 covers the four null checks; B2..B12; B16 = the
  * AdaptiveMaxPool3DGrad launcher/tiling failure surfacing as 561103). */
-#include "scatter_kernel.h"
+#include "aclnnop/aclnn_adaptive_max_pool2d_backward.h"
+#include "pool_kernels.h"
 
 #define API "aclnnAdaptiveMaxPool2dBackward"
 
@@ -13,27 +14,18 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
     char b1[128], b2[128], b3[128], b4[128];
     int st = op_begin(&x, API);
     if (st) return st;
-    const void *hs[4] = {gradOutput, self, indices, gradInput};
-    static const char *const nm[4] = {"gradOutput", "self", "indices", "gradInput"};
-    static const int kinds[4] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR};
+    const op_param params[4] = {PARAM_TENSOR(gradOutput), PARAM_TENSOR(self), PARAM_TENSOR(indices),
+                                PARAM_TENSOR(gradInput)};
     /* B1 (161001 since upstream fix defaa3f97; 161002 before) */
-    if ((st = op_nonnull(&x, 4, hs, nm, "B1")) || (st = op_live(&x, 4, hs, kinds, nm))) return st;
-    if (self->dtype != gradOutput->dtype)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B2", "self dtype %s != gradOutput dtype %s",
-                       swc_dtype_name(self->dtype), swc_dtype_name(gradOutput->dtype));
-    if (self->dtype != gradInput->dtype)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B3", "self dtype %s != gradInput dtype %s",
-                       swc_dtype_name(self->dtype), swc_dtype_name(gradInput->dtype));
+    if ((st = op_params(&x, 4, params, "B1"))) return st;
     /* #4 keys on SocVersion (910B / 910_93) or regbase */
-    static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT};
+    static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT}, il[] = {ACL_INT32, ACL_INT64};
     int nl = (is_regbase(&x) || x.soc->socv == SOCV_ASCEND910B || x.soc->socv == SOCV_ASCEND910_93) ? 3 : 0;
-    if (!dt_in(self->dtype, fl, nl))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B4", "self dtype %s not in supported list %s "
-                       "for %s (%s)", swc_dtype_name(self->dtype), dt_list(fl, nl, b1, sizeof b1),
-                       x.soc->family, x.soc->soc_name);
-    if (indices->dtype != ACL_INT32 && indices->dtype != ACL_INT64)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B5", "indices dtype %s not in [DT_INT32, "
-                       "DT_INT64]", swc_dtype_name(indices->dtype));
+    if ((st = chk_same_dtype(&x, "B2", NT(self), NT(gradOutput))) ||
+        (st = chk_same_dtype(&x, "B3", NT(self), NT(gradInput))) ||
+        (st = chk_dtype_in(&x, "B4", NT(self), fl, nl, SOC_NOTE_SOC)) ||
+        (st = chk_dtype_in(&x, "B5", NT(indices), il, 2, SOC_NOTE_NONE)))
+        return st;
     if (rk(self) != rk(gradInput) || rk(self) != rk(gradOutput) || rk(self) != rk(indices))
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B6", "ranks differ: self %lld, gradInput %lld, "
                        "gradOutput %lld, indices %lld", (long long)rk(self), (long long)rk(gradInput),
@@ -44,22 +36,13 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
                            "self %s vs gradInput %s", i, shp(gradOutput, b1, sizeof b1),
                            shp(indices, b2, sizeof b2), shp(self, b3, sizeof b3),
                            shp(gradInput, b4, sizeof b4));
-    if (self->format != gradOutput->format || self->format != gradInput->format ||
-        self->format != indices->format)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B8", "storage formats differ: self %s, "
-                       "gradOutput %s, gradInput %s, indices %s", fmt_name(self->format),
-                       fmt_name(gradOutput->format), fmt_name(gradInput->format),
-                       fmt_name(indices->format));
-    const aclTensor *t4[4] = {self, gradInput, gradOutput, indices};
-    static const char *const n4[4] = {"self", "gradInput", "gradOutput", "indices"};
+    const named_tensor fmts[4] = {NT(self), NT(gradOutput), NT(gradInput), NT(indices)};
+    const named_tensor t4[4] = {NT(self), NT(gradInput), NT(gradOutput), NT(indices)};
+    if ((st = chk_same_format(&x, "B8", 4, fmts)) ||
+        (st = chk_no_private_format(&x, "B9", 4, t4, " (Format only support NCHW or NCL)")))
+        return st;
     for (int i = 0; i < 4; i++)
-        if (is_private_format(t4[i]->format))
-            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B9", "%s has private format %s (Format only "
-                           "support NCHW or NCL)", n4[i], fmt_name(t4[i]->format));
-    for (int i = 0; i < 4; i++)
-        if (rk(t4[i]) != 3 && rk(t4[i]) != 4)
-            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B10", "%s rank %lld not in {3, 4}", n4[i],
-                           (long long)rk(t4[i]));
+        if ((st = chk_rank_in(&x, "B10", t4[i], 3, 4))) return st;
     int r = (int)rk(self);
     int64_t H = dm(self, r - 2), W = dm(self, r - 1);
     if (!is_regbase(&x)) {
@@ -83,13 +66,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
     int64_t N = r == 4 ? dm(self, 0) : 1, C = dm(self, r - 3);
     /* 910B/93 normal kernel: fp16/bf16 with overlap (non-divisible) uses an fp32 workspace */
     uint64_t acc = (!is_regbase(&x) && !divisible && self->dtype != ACL_FLOAT) ? (uint64_t)(N * C * H * W) : 0;
-    struct aclOpExecutor *e;
-    scatter_job *j = scatter_job_new(&x, empty, acc, gradOutput, indices, gradInput, self, &e);
+    int ax[5]; /* 3-D = (C,H,W) */
+    lt_axes(r, 2, 0, ax);
+    scatter_job *j = scatter_job_new(&x, empty, acc, ax, gradOutput, indices, gradInput, self);
     if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    static const int a4[5] = {0, 1, -1, 2, 3}, a3[5] = {-1, 0, -1, 1, 2}; /* 3-D = (C,H,W) */
-    memcpy(j->ax_gi, r == 4 ? a4 : a3, sizeof a4);
-    memcpy(j->ax_go, j->ax_gi, sizeof a4);
-    memcpy(j->ax_ix, j->ax_gi, sizeof a4);
     j->idx_cast_i32 = indices->dtype == ACL_INT64; /* aclnn casts INT64 indices to INT32 */
     if (is_regbase(&x)) j->mode = ACC_DTYPE; /* 950 SIMT: atomic adds in the tensor dtype (spec C) */
     else if (via_maxpool3d && j->h.deviations) j->mode = ACC_LWW; /* k == s: non-overlap scatter */
@@ -101,7 +81,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
             set_reject(&j->h, "MaxPool3DGradWithArgmax tiling: grad N,C of %s != x N,C of %s",
                        shp(gradOutput, b1, sizeof b1), shp(self, b2, sizeof b2));
     }
-    return finish(&x, e, workspaceSize, executor);
+    return finish(&x, &j->h, workspaceSize, executor);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackward(void *workspace,

@@ -2,8 +2,8 @@
  * Phase 1: table B.1 (ids B1.1..B1.18), then B.2 on 950 (B2.x) or B.3 elsewhere (B3.x).
  * Phase 2: PyTorch avg_pool2d_backward semantics (C.2); with SWCANN_DEVIATIONS=1 the
  * global-pool and cube paths reproduce the deviations of C.3/C.4 (spec G.8, G.9). */
-#include <stdlib.h>
-#include "common.h"
+#include "aclnnop/aclnn_avgpool2d_backward.h"
+#include "pool_kernels.h"
 
 #define API "aclnnAvgPool2dBackward"
 
@@ -11,14 +11,16 @@ enum { P_V2 = 0, P_3D, P_CUBE, P_GLOBAL }; /* 950 AvgPoolV2Grad, 910B/93 AvgPool
 static const char *const k_path[] = {"AvgPoolV2Grad", "AvgPool3DGrad", "cube (Conv2DBackpropInput)",
                                      "global-avg-pool"};
 
+/* the shared average kernel plus what this op's deviation models need */
 typedef struct {
-    job_head h;
-    int path, ceil_mode, cip, fp16c;
-    int64_t kH, kW, sH, sW, pH, pW, div;
-    int ax[5];
-} avg_job;
+    avg_job a;
+    int path;
+    int fp16c;      /* deviation: gradOutput and 1/divisor cast to FP16 (cube/global paths) */
+    int dev_global; /* deviation: global-avg-pool path (C.4) */
+    int half_div;   /* deviation: ... which also stores H*W as an FP16 constant */
+} avg2d_job;
 
-static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream);
+static float deviation_value(const avg_job *a, float g, int64_t pool, int64_t area);
 
 /* CheckArrayDataAvgPoolBackWard (AP:51-93): k > 0, s > 0, [len(k)==len(p)], p <= k/2, p >= 0 */
 static int check_array_data(opctx *x, const char *id, const int64_t *k, const int64_t *s,
@@ -44,47 +46,37 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
     aclOpExecutor **executor)
 {
     opctx x;
-    char b1[128], b2[128];
+    char b1[128];
     int st = op_begin(&x, API);
     if (st) return st;
     /* B1.1: stride is NOT null-checked */
-    const void *nh[5] = {gradOutput, self, kernelSize, padding, gradInput};
-    static const char *const nn[5] = {"gradOutput", "self", "kernelSize", "padding", "gradInput"};
-    if ((st = op_nonnull(&x, 5, nh, nn, "B1.1"))) return st;
-    const void *hs[6] = {gradOutput, self, kernelSize, stride, padding, gradInput};
-    static const char *const nm[6] = {"gradOutput", "self", "kernelSize", "stride", "padding", "gradInput"};
-    static const int kinds[6] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_INTARRAY, SWC_K_INTARRAY,
-                                 SWC_K_INTARRAY, SWC_K_TENSOR};
-    if ((st = op_live(&x, 6, hs, kinds, nm))) return st;
+    const op_param params[6] = {PARAM_TENSOR(gradOutput), PARAM_TENSOR(self), PARAM_INTS(kernelSize),
+                                PARAM_INTS_NULLABLE(stride), PARAM_INTS(padding),
+                                PARAM_TENSOR(gradInput)};
+    if ((st = op_params(&x, 6, params, "B1.1"))) return st;
     /* B1.2: BF16 only on SocVersion 910B / 910_93 or regbase */
     static const int fl[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
     int nl = (is_regbase(&x) || x.soc->socv == SOCV_ASCEND910B || x.soc->socv == SOCV_ASCEND910_93) ? 3 : 2;
-    const aclTensor *dt3[3] = {gradOutput, self, gradInput};
-    static const char *const dn3[3] = {"gradOutput", "self", "gradInput"};
+    const named_tensor dt3[3] = {NT(gradOutput), NT(self), NT(gradInput)};
     for (int i = 0; i < 3; i++)
-        if (!dt_in(dt3[i]->dtype, fl, nl))
-            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.2", "%s dtype %s not in supported list "
-                           "%s for %s (%s)", dn3[i], swc_dtype_name(dt3[i]->dtype),
-                           dt_list(fl, nl, b1, sizeof b1), x.soc->family, x.soc->soc_name);
-    if (gradOutput->dtype != gradInput->dtype)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.3", "gradOutput dtype %s != gradInput dtype %s",
-                       swc_dtype_name(gradOutput->dtype), swc_dtype_name(gradInput->dtype));
+        if ((st = chk_dtype_in(&x, "B1.2", dt3[i], fl, nl, SOC_NOTE_SOC))) return st;
+    if ((st = chk_same_dtype(&x, "B1.3", NT(gradOutput), NT(gradInput)))) return st;
     for (int i = 0; i < 3; i++)
-        if (dt3[i]->format != ACL_FORMAT_NCHW && dt3[i]->format != ACL_FORMAT_NCL)
+        if (dt3[i].t->format != ACL_FORMAT_NCHW && dt3[i].t->format != ACL_FORMAT_NCL)
             return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.4", "%s format %s not in {NCHW, NCL}",
-                           dn3[i], fmt_name(dt3[i]->format));
+                           dt3[i].name, swc_format_name(dt3[i].t->format));
     if (rk(gradOutput) == 4 && (gradOutput->format != ACL_FORMAT_NCHW || gradInput->format != ACL_FORMAT_NCHW))
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.5", "4-D gradOutput needs NCHW gradOutput "
-                       "and gradInput (got %s, %s)", fmt_name(gradOutput->format),
-                       fmt_name(gradInput->format));
+                       "and gradInput (got %s, %s)", swc_format_name(gradOutput->format),
+                       swc_format_name(gradInput->format));
     /* B1.6 (private format of gradOutput) is dead code after B1.4 */
     if (!((rk(gradOutput) == 3 && rk(gradInput) == 3) || (rk(gradOutput) == 4 && rk(gradInput) == 4)))
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.7", "ranks (gradOutput %lld, gradInput %lld) "
                        "not in {(3,3), (4,4)}", (long long)rk(gradOutput), (long long)rk(gradInput));
     for (int i = 0; i < 3; i++)
-        if (has_neg_dim(dt3[i]))
+        if (has_neg_dim(dt3[i].t))
             return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.8", "%s shape %s has a negative dim",
-                           dn3[i], shp(dt3[i], b1, sizeof b1));
+                           dt3[i].name, shp(dt3[i].t, b1, sizeof b1));
     uint64_t lk = alen(kernelSize), lp = alen(padding);
     if (lk == 0 || lk > 2)
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.9", "kernelSize length %llu not in {1, 2}",
@@ -111,9 +103,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
     if (cubeMathType < 0 || cubeMathType > 3)
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.15", "cubeMathType %d not in {0, 1, 2, 3}",
                        (int)cubeMathType);
-    if (!shape_eq(self, gradInput))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B1.16", "self shape %s != gradInput shape %s",
-                       shp(self, b1, sizeof b1), shp(gradInput, b2, sizeof b2));
+    if ((st = chk_same_shape(&x, "B1.16", NT(self), NT(gradInput)))) return st;
     /* B1.18: empty -> success, workspace 0, gradInput not written */
     int empty = numel(gradOutput) == 0 || numel(self) == 0 || numel(gradInput) == 0;
     int r = (int)rk(gradInput);
@@ -167,113 +157,64 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
         }
     }
     int overlap = sH < kH || sW < kW;
-    uint64_t accws = (path == P_3D && !empty && gradInput->dtype != ACL_FLOAT && overlap)
-                         ? (uint64_t)(N * C * H * W) * 4u : 0; /* AvgPool3DGrad fp32 workspace */
-    struct aclOpExecutor *e = exec_new(&x, sizeof(avg_job), avg_kernel, empty ? 0 : SYS_WORKSPACE + accws);
-    if (!e) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    avg_job *j = e->payload;
-    j->h.empty = empty;
-    j->h.acc_ws_off = accws ? SYS_WORKSPACE : 0;
-    j->h.nt = 3;
-    snap(&j->h.t[0], gradOutput, "gradOutput");
-    snap(&j->h.t[1], gradInput, "gradInput");
-    snap(&j->h.t[2], self, "self");
-    static const int a4[5] = {0, 1, -1, 2, 3}, a3[5] = {-1, 0, -1, 1, 2};
-    memcpy(j->ax, r == 4 ? a4 : a3, sizeof a4);
+    uint64_t acc = (path == P_3D && gradInput->dtype != ACL_FLOAT && overlap)
+                       ? (uint64_t)(N * C * H * W) : 0; /* AvgPool3DGrad fp32 workspace */
+    int ax[5];
+    lt_axes(r, 2, 0, ax);
+    avg2d_job *j = (avg2d_job *)avg_job_new(&x, sizeof *j, empty, acc, ax, gradOutput, gradInput, self);
+    if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    avg_job *a = &j->a;
+    const int64_t k[3] = {1, kH, kW}, s[3] = {1, sH, sW}, p[3] = {0, pH, pW};
+    memcpy(a->k, k, sizeof k);
+    memcpy(a->s, s, sizeof s);
+    memcpy(a->p, p, sizeof p);
+    a->count_include_pad = countIncludePad;
+    a->divisor_override = divisorOverride;
+    if (path == P_V2 && a->h.deviations) a->divisor_override = (int32_t)divisorOverride; /* narrowed to int */
     j->path = path;
-    j->ceil_mode = ceilMode;
-    j->cip = countIncludePad;
-    j->kH = kH, j->kW = kW, j->sH = sH, j->sW = sW, j->pH = pH, j->pW = pW;
-    j->div = divisorOverride;
-    if (path == P_V2 && j->h.deviations) j->div = (int32_t)divisorOverride; /* narrowed to int */
     /* Implementation precision, modelled only with SWCANN_DEVIATIONS=1 (default = documented
      * semantics, fp32 accumulation): the cube/global paths cast gradOutput and the kernel
      * matrix 1/divisor to FP16 for cubeMathType 1/2, and the cube path's native FP16 conv
      * uses FP16 weights (spec C.3, C.7; doc claims HF32 for 1 on A2/A3). */
-    j->fp16c = j->h.deviations && (path == P_CUBE || path == P_GLOBAL) &&
+    j->fp16c = a->h.deviations && (path == P_CUBE || path == P_GLOBAL) &&
                (cubeMathType == 1 || cubeMathType == 2 ||
                 (path == P_CUBE && gradOutput->dtype == ACL_FLOAT16));
+    j->dev_global = a->h.deviations && path == P_GLOBAL;
+    j->half_div = j->dev_global && (j->fp16c || gradOutput->dtype == ACL_FLOAT16); /* C.4 */
+    if (j->dev_global) memset(a->p, 0, sizeof a->p); /* C.4: padding ignored */
+    a->store_fp16 = j->fp16c;
+    if (a->h.deviations) a->value = deviation_value;
     if (!empty) {
         if (N * C != gN * gC)
-            set_reject(&j->h, "%s: gradOutput planes N*C=%lld != self planes %lld", k_path[path],
+            set_reject(&a->h, "%s: gradOutput planes N*C=%lld != self planes %lld", k_path[path],
                        (long long)(gN * gC), (long long)(N * C));
         else if (path == P_CUBE && (pH < 0 || pW < 0))
-            set_reject(&j->h, "cube path with negative padding (%lld, %lld) is undefined",
+            set_reject(&a->h, "cube path with negative padding (%lld, %lld) is undefined",
                        (long long)pH, (long long)pW);
     }
-    return finish(&x, e, workspaceSize, executor);
+    return finish(&x, &a->h, workspaceSize, executor);
 }
 
-/* divisor of one window; hs..we are the clipped bounds, pool the padded size */
-static float window_div(const avg_job *j, int64_t pool, int64_t area)
+/* SWCANN_DEVIATIONS=1: what one window adds to each element it covers */
+static float deviation_value(const avg_job *a, float g, int64_t pool, int64_t area)
 {
-    int dev = j->h.deviations;
-    if (dev && j->path == P_CUBE) {
+    const avg2d_job *j = (const avg2d_job *)a;
+    if (j->fp16c) g = round_dt(g, ACL_FLOAT16);
+    if (j->dev_global) { /* C.4: ignores padding, stride and countIncludePad */
+        float d = (float)(a->k[1] * a->k[2]);
+        if (j->half_div) d = round_dt(d, ACL_FLOAT16); /* inf at >= 65520 */
+        float v = g / d;
+        return j->half_div ? round_dt(v, ACL_FLOAT16) : v;
+    }
+    float d = avg_divisor(a, pool, area);
+    if (j->path == P_CUBE) {
         /* cube path (C.3): isNoNeedMul -> uniform 1/divisor or 1/(kH*kW); else mean matrix
          * 1/(real elements), ignoring divisorOverride (+-255 case) */
-        int no_mul = (j->div > -255 && j->div < 255 && j->div != 0) || j->cip;
-        if (no_mul) return (float)(j->div != 0 ? j->div : j->kH * j->kW);
-        return (float)area;
+        int64_t div = a->divisor_override;
+        int no_mul = (div > -255 && div < 255 && div != 0) || a->count_include_pad;
+        d = no_mul ? (float)(div != 0 ? div : a->k[1] * a->k[2]) : (float)area;
     }
-    if (j->div != 0) return (float)j->div;
-    return (float)(j->cip ? pool : area);
-}
-
-static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
-{
-    avg_job *j = (avg_job *)h;
-    lt5 go = lt_make(&h->t[0], j->ax), gi = lt_make(&h->t[1], j->ax);
-    int64_t C = gi.n[1], H = gi.n[3], W = gi.n[4], gC = go.n[1], Ho = go.n[3], Wo = go.n[4];
-    int64_t planes = gi.n[0] * C;
-    int heap;
-    float *acc = acc_get(h, ws, planes * H * W, &heap);
-    if (!acc) {
-        raise_exc(stream, e->api, "simulator out of host memory");
-        return ACLNN_SUCCESS;
-    }
-    int dev_global = h->deviations && j->path == P_GLOBAL;
-    int half_div = dev_global && (j->fp16c || go.dtype == ACL_FLOAT16); /* C.4 FP16 divisor */
-    for (int64_t p = 0; p < planes; p++) {
-        int64_t gn = p / gC, gc = p % gC; /* flat plane index (3-D path reshapes to N*C) */
-        float *pl = acc + p * H * W;
-        for (int64_t i = 0; i < Ho; i++)
-            for (int64_t q = 0; q < Wo; q++) {
-                float g = ld_f(&go, lt_at(&go, gn, gc, 0, i, q));
-                if (j->fp16c) g = round_dt(g, ACL_FLOAT16);
-                if (dev_global) { /* C.4: ignores padding, stride and countIncludePad */
-                    float d = (float)(j->kH * j->kW);
-                    if (half_div) d = swc_half_to_float(swc_float_to_half(d)); /* inf at >= 65520 */
-                    float v = g / d;
-                    if (half_div) v = round_dt(v, ACL_FLOAT16);
-                    for (int64_t t = 0; t < H * W; t++) pl[t] += v;
-                    continue;
-                }
-                int64_t hs = i * j->sH - j->pH, ws0 = q * j->sW - j->pW;
-                int64_t he = hs + j->kH < H + j->pH ? hs + j->kH : H + j->pH;
-                int64_t we = ws0 + j->kW < W + j->pW ? ws0 + j->kW : W + j->pW;
-                int64_t pool = (he - hs) * (we - ws0);
-                if (hs < 0) hs = 0;
-                if (ws0 < 0) ws0 = 0;
-                if (he > H) he = H;
-                if (we > W) we = W;
-                if (he <= hs || we <= ws0) continue;
-                float d = window_div(j, pool, (he - hs) * (we - ws0));
-                float v = j->fp16c ? g * round_dt(1.0f / d, ACL_FLOAT16) : g / d;
-                for (int64_t y = hs; y < he; y++)
-                    for (int64_t x = ws0; x < we; x++) pl[y * W + x] += v;
-            }
-    }
-    for (int64_t p = 0; p < planes; p++) {
-        int64_t n = p / C, c = p % C;
-        for (int64_t y = 0; y < H; y++)
-            for (int64_t x = 0; x < W; x++) {
-                float v = acc[(p * H + y) * W + x];
-                if (j->fp16c) v = round_dt(v, ACL_FLOAT16);
-                st_f(&gi, lt_at(&gi, n, c, 0, y, x), v);
-            }
-    }
-    if (heap) free(acc);
-    return ACLNN_SUCCESS;
+    return j->fp16c ? g * round_dt(1.0f / d, ACL_FLOAT16) : g / d;
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackward(void *workspace, uint64_t workspaceSize,

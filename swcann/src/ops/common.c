@@ -40,30 +40,112 @@ int op_fail(opctx *x, int status, const char *id, const char *fmt, ...)
     return status;
 }
 
-int op_nonnull(opctx *x, int n, const void *const *h, const char *const *names, const char *id)
+int op_params(opctx *x, int n, const op_param *p, const char *null_id)
 {
     for (int i = 0; i < n; i++) {
-        if (h[i]) continue;
+        if (p[i].h || p[i].nullable) continue;
         char own[16];
         snprintf(own, sizeof own, "B%d", i + 1);
-        return op_fail(x, ACLNN_ERR_PARAM_NULLPTR, id ? id : own, "%s is nullptr", names[i]);
+        return op_fail(x, ACLNN_ERR_PARAM_NULLPTR, null_id ? null_id : own, "%s is nullptr",
+                       p[i].name);
+    }
+    /* Not a CANN check: a non-null handle that is not a live object would crash the
+     * real library; swcann reports it (561103) so harness bugs surface. */
+    static const char *kn[] = {"", "aclTensor", "aclIntArray", "aclBoolArray", "aclFloatArray",
+                               "aclScalar", "aclOpExecutor"};
+    for (int i = 0; i < n; i++) {
+        if (p[i].h && x->c->obj_kind(p[i].h) != p[i].kind) {
+            swc_msgf(x->c, "EZ1001", "[%s] check ABI failed: %s (%p) is not a live %s "
+                     "(destroyed or foreign pointer; real CANN would crash)",
+                     x->api, p[i].name, p[i].h, kn[p[i].kind]);
+            return ACLNN_ERR_INNER_NULLPTR;
+        }
     }
     return 0;
 }
 
-/* Not a CANN check: a non-null handle that is not a live object would crash the
- * real library; swcann reports it (561103) so harness bugs surface. */
-int op_live(opctx *x, int n, const void *const *h, const int *kinds, const char *const *names)
+int chk_dtype_in(opctx *x, const char *id, named_tensor a, const int *list, int n, int note)
 {
-    static const char *kn[] = {"", "aclTensor", "aclIntArray", "aclBoolArray", "aclFloatArray",
-                               "aclScalar", "aclOpExecutor"};
-    for (int i = 0; i < n; i++) {
-        if (h[i] && x->c->obj_kind(h[i]) != kinds[i]) {
-            swc_msgf(x->c, "EZ1001", "[%s] check ABI failed: %s (%p) is not a live %s "
-                     "(destroyed or foreign pointer; real CANN would crash)",
-                     x->api, names[i], h[i], kn[kinds[i]]);
-            return ACLNN_ERR_INNER_NULLPTR;
+    if (dt_in(a.t->dtype, list, n)) return 0;
+    char l[160];
+    const char *dt = swc_dtype_name(a.t->dtype), *soc = x->soc->soc_name, *fam = x->soc->family;
+    dt_list(list, n, l, sizeof l);
+    switch (note) {
+    case SOC_NOTE_NONE:
+        return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s dtype %s not in %s", a.name, dt, l);
+    case SOC_NOTE_FAMILY:
+        return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s dtype %s not in %s for %s", a.name, dt,
+                       l, fam);
+    case SOC_NOTE_SOC:
+        return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s dtype %s not in supported list %s for "
+                       "%s (%s)", a.name, dt, l, fam, soc);
+    default:
+        return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s dtype %s not in supported list %s for "
+                       "%s (%s, NpuArch DAV_%d)", a.name, dt, l, fam, soc, x->soc->arch);
+    }
+}
+
+int chk_same_dtype(opctx *x, const char *id, named_tensor a, named_tensor b)
+{
+    if (a.t->dtype == b.t->dtype) return 0;
+    return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s dtype %s != %s dtype %s", a.name,
+                   swc_dtype_name(a.t->dtype), b.name, swc_dtype_name(b.t->dtype));
+}
+
+int chk_same_format(opctx *x, const char *id, int n, const named_tensor *ts)
+{
+    int same = 1;
+    for (int i = 1; i < n; i++) same = same && ts[i].t->format == ts[0].t->format;
+    if (same) return 0;
+    char l[256];
+    size_t o = 0;
+    for (int i = 0; i < n && o < sizeof l; i++)
+        o += (size_t)snprintf(l + o, sizeof l - o, "%s%s %s", i ? ", " : "", ts[i].name,
+                              swc_format_name(ts[i].t->format));
+    return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "storage formats differ: %s", l);
+}
+
+int chk_no_private_format(opctx *x, const char *id, int n, const named_tensor *ts, const char *tail)
+{
+    for (int i = 0; i < n; i++)
+        if (swc_format_is_private(ts[i].t->format))
+            return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s has private format %s%s", ts[i].name,
+                           swc_format_name(ts[i].t->format), tail);
+    return 0;
+}
+
+int chk_rank_in(opctx *x, const char *id, named_tensor a, int lo, int hi)
+{
+    if (rk(a.t) >= lo && rk(a.t) <= hi) return 0;
+    char l[64];
+    size_t o = (size_t)snprintf(l, sizeof l, "{");
+    for (int r = lo; r <= hi && o < sizeof l; r++)
+        o += (size_t)snprintf(l + o, sizeof l - o, r > lo ? ", %d" : "%d", r);
+    if (o < sizeof l) snprintf(l + o, sizeof l - o, "}");
+    return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s rank %lld not in %s", a.name,
+                   (long long)rk(a.t), l);
+}
+
+int chk_same_shape(opctx *x, const char *id, named_tensor a, named_tensor b)
+{
+    if (shape_eq(a.t, b.t)) return 0;
+    char sa[128], sb[128];
+    return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s shape %s != %s shape %s", a.name,
+                   shp(a.t, sa, sizeof sa), b.name, shp(b.t, sb, sizeof sb));
+}
+
+/* opbase IsContiguous: row-major strides, size-1 dims ignored, offset irrelevant */
+int chk_contiguous(opctx *x, const char *id, named_tensor a)
+{
+    int64_t expect = 1;
+    for (uint64_t i = a.t->ndim; i-- > 0;) {
+        if (a.t->dims[i] == 0) return 0;
+        if (a.t->dims[i] != 1 && a.t->strides[i] != expect) {
+            char sa[128];
+            return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s must be contiguous (shape %s)",
+                           a.name, shp(a.t, sa, sizeof sa));
         }
+        expect *= a.t->dims[i];
     }
     return 0;
 }
@@ -103,30 +185,6 @@ const char *shp(const aclTensor *t, char *buf, size_t n)
     return buf;
 }
 
-const char *fmt_name(int f)
-{
-    switch (f) {
-    case 0: return "NCHW"; case 1: return "NHWC"; case 2: return "ND"; case 3: return "NC1HWC0";
-    case 4: return "FRACTAL_Z"; case 12: return "NC1HWC0_C04"; case 16: return "HWCN";
-    case 27: return "NDHWC"; case 29: return "FRACTAL_NZ"; case 30: return "NCDHW";
-    case 32: return "NDC1HWC0"; case 33: return "FRACTAL_Z_3D"; case 35: return "NC";
-    case 47: return "NCL"; case 50: return "FRACTAL_NZ_C0_16"; case 51: return "FRACTAL_NZ_C0_32";
-    case 52: return "FRACTAL_NZ_C0_2"; case 53: return "FRACTAL_NZ_C0_4";
-    case 54: return "FRACTAL_NZ_C0_8"; default: return "UNKNOWN";
-    }
-}
-
-/* opbase op::IsPrivateFormat list (MaxPool2d spec #14) */
-int is_private_format(int f)
-{
-    switch (f) {
-    case 3: case 4: case 32: case 33: case 29: case 12: case 50: case 51: case 52: case 53: case 54:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 int dt_in(int dt, const int *list, int n)
 {
     for (int i = 0; i < n; i++)
@@ -143,18 +201,6 @@ const char *dt_list(const int *list, int n, char *buf, size_t cap)
     return buf;
 }
 
-/* opbase IsContiguous: row-major strides, size-1 dims ignored, offset irrelevant */
-int is_contiguous(const aclTensor *t)
-{
-    int64_t expect = 1;
-    for (uint64_t i = t->ndim; i-- > 0;) {
-        if (t->dims[i] == 0) return 1;
-        if (t->dims[i] != 1 && t->strides[i] != expect) return 0;
-        expect *= t->dims[i];
-    }
-    return 1;
-}
-
 static int64_t floor_div(int64_t a, int64_t b)
 {
     int64_t q = a / b, r = a % b;
@@ -169,7 +215,7 @@ int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ce
     return o;
 }
 
-void snap(tview *v, const aclTensor *t, const char *name)
+static void snap(tview *v, const aclTensor *t, const char *name)
 {
     memset(v, 0, sizeof *v);
     v->name = name;
@@ -183,6 +229,15 @@ void snap(tview *v, const aclTensor *t, const char *name)
         v->dims[i] = t->dims[i];
         v->strides[i] = t->strides[i];
     }
+}
+
+void lt_axes(int rank, int spatial, int channel_last, int ax[5])
+{
+    int d = 0;
+    ax[0] = rank == spatial + 2 ? d++ : -1;
+    if (!channel_last) ax[1] = d++;
+    for (int i = 0; i < 3; i++) ax[2 + i] = i < 3 - spatial ? -1 : d++;
+    if (channel_last) ax[1] = d++;
 }
 
 void set_reject(job_head *h, const char *fmt, ...)
@@ -200,24 +255,32 @@ static void destroy_exec(struct aclOpExecutor *e)
     free(e);
 }
 
-struct aclOpExecutor *exec_new(opctx *x, size_t size, run_fn run, uint64_t ws)
+void *job_new(opctx *x, size_t size, run_fn run, int empty, uint64_t acc_elems, int nt,
+              const named_tensor *ts)
 {
     struct aclOpExecutor *e = calloc(1, sizeof *e);
     job_head *h = calloc(1, size);
     if (!e || !h) { free(e); free(h); return NULL; }
+    uint64_t acc = empty ? 0 : acc_elems * sizeof(float);
+    h->exec = e;
     h->kernel = run;
+    h->empty = empty;
+    h->acc_ws_off = acc ? SYS_WORKSPACE : 0;
     h->deviations = x->c->deviations();
     h->deterministic = (int)x->c->deterministic();
+    h->nt = nt;
+    for (int i = 0; i < nt; i++) snap(&h->t[i], ts[i].t, ts[i].name);
     e->api = x->api;
-    e->workspace = ws;
+    e->workspace = empty ? 0 : SYS_WORKSPACE + acc;
     e->run = run_adapter;
     e->destroy = destroy_exec;
     e->payload = h;
-    return e;
+    return h;
 }
 
-int finish(opctx *x, struct aclOpExecutor *e, uint64_t *workspaceSize, aclOpExecutor **executor)
+int finish(opctx *x, job_head *h, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
+    struct aclOpExecutor *e = h->exec;
     if (x->c->obj_add(e, SWC_K_EXECUTOR) != 0) { destroy_exec(e); return ACLNN_ERR_INNER_CREATE_EXECUTOR; }
     *workspaceSize = e->workspace;
     *executor = e;
@@ -392,6 +455,39 @@ int64_t ld_i(const lt5 *t, int64_t el)
     case ACL_UINT8: { uint8_t v; memcpy(&v, p, 1); return v; }
     default: return -1;
     }
+}
+
+int indices_in_range(const lt5 *ix, const int64_t ext[5], int as_i32, int64_t limit,
+                     void *stream, const char *api, const char *range, const char *access)
+{
+    for (int64_t n = 0; n < ext[0]; n++)
+        for (int64_t c = 0; c < ext[1]; c++)
+            for (int64_t d = 0; d < ext[2]; d++)
+                for (int64_t y = 0; y < ext[3]; y++)
+                    for (int64_t x = 0; x < ext[4]; x++) {
+                        int64_t v = ld_i(ix, lt_at(ix, n, c, d, y, x));
+                        if (as_i32) v = (int32_t)v;
+                        if (v >= 0 && v < limit) continue;
+                        raise_exc(stream, api, "tensor indices value %lld at [n=%lld, c=%lld, "
+                                  "d=%lld, h=%lld, w=%lld] is outside %s [0, %lld): %s",
+                                  (long long)v, (long long)n, (long long)c, (long long)d,
+                                  (long long)y, (long long)x, range, (long long)limit, access);
+                        return 0;
+                    }
+    return 1;
+}
+
+void store_planes(const lt5 *t, const float *acc, int round_to)
+{
+    int64_t i = 0;
+    for (int64_t n = 0; n < t->n[0]; n++)
+        for (int64_t c = 0; c < t->n[1]; c++)
+            for (int64_t d = 0; d < t->n[2]; d++)
+                for (int64_t y = 0; y < t->n[3]; y++)
+                    for (int64_t x = 0; x < t->n[4]; x++) {
+                        float v = acc[i++];
+                        st_f(t, lt_at(t, n, c, d, y, x), round_to >= 0 ? round_dt(v, round_to) : v);
+                    }
 }
 
 float *acc_get(job_head *h, void *ws, int64_t n, int *heap)

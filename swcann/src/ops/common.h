@@ -1,7 +1,9 @@
-/* Shared machinery of the operator library (libopapi.so): phase-1 check
- * helpers with the "check <ID> failed" message scheme, tensor snapshots and
- * strided element access, the pooling output-size formula, and the generic
- * phase-2 runner (executor/stream/workspace validation, AI Core exceptions). */
+/* Shared machinery of the operator library (libopapi.so), the API an op file is
+ * written against: the parameter and tensor checks with the "check <ID> failed"
+ * message scheme, tensor snapshots and strided element access, the pooling
+ * output-size formula, executor set-up and the generic phase-2 runner
+ * (executor/stream/workspace validation, AI Core exceptions).
+ * Op sources outside src/ops/ (build(op_dirs=...)) include it as "common.h". */
 #ifndef SWC_OPS_COMMON_H_
 #define SWC_OPS_COMMON_H_
 #define _GNU_SOURCE
@@ -9,7 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 #include "../meta/objects.h"
-#include "../shared/swc_dtype.h"
+#include "../shared/swc_half.h"
+#include "../shared/swc_types.h"
 
 #define SYS_WORKSPACE 32768u /* modelled "system workspace" of a launched kernel */
 #define MAXR 8
@@ -42,6 +45,7 @@ typedef int (*run_fn)(struct aclOpExecutor *e, struct job_head *h, void *ws, voi
 
 /* common head (first member) of every executor payload */
 typedef struct job_head {
+    struct aclOpExecutor *exec; /* the executor this payload belongs to */
     run_fn kernel;      /* the op's phase-2 computation */
     int empty;          /* early-return executor: nothing is launched */
     char reject[384];   /* kernel-level (tiling) rejection discarded at phase 1 */
@@ -52,13 +56,43 @@ typedef struct job_head {
 } job_head;
 
 /* ---- phase 1 ---- */
+/* a parameter of the op, as the null and liveness checks see it */
+typedef struct {
+    const void *h;
+    const char *name;
+    int kind;     /* enum swc_kind */
+    int nullable; /* not null-checked (still liveness-checked when given) */
+} op_param;
+#define PARAM_TENSOR(p) {(p), #p, SWC_K_TENSOR, 0}
+#define PARAM_INTS(p) {(p), #p, SWC_K_INTARRAY, 0}
+#define PARAM_INTS_NULLABLE(p) {(p), #p, SWC_K_INTARRAY, 1}
+
+/* a tensor argument and its parameter name, as the messages print it */
+typedef struct {
+    const aclTensor *t;
+    const char *name;
+} named_tensor;
+#define NT(p) ((named_tensor){(p), #p})
+
+/* how a dtype-list failure describes the SoC (each op's messages keep their own wording) */
+enum soc_note { SOC_NOTE_NONE, SOC_NOTE_FAMILY, SOC_NOTE_SOC, SOC_NOTE_ARCH };
+
 int op_begin(opctx *x, const char *api);
 int op_fail(opctx *x, int status, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-int op_live(opctx *x, int n, const void *const *h, const int *kinds, const char *const *names);
-/* The null-pointer checks that open every op, in parameter order (161001).
- * id: one check id for all of them, or NULL for one id per parameter ("B1", "B2", ...). */
-int op_nonnull(opctx *x, int n, const void *const *h, const char *const *names, const char *id);
+/* The checks that open every op: null pointers in parameter order (161001; id: one
+ * check id for all of them, or NULL for one id per parameter "B1", "B2", ...), then
+ * every non-null handle must be a live object of its kind (561103, not a CANN check). */
+int op_params(opctx *x, int n, const op_param *p, const char *null_id);
+/* Each returns 0, or the op's 161002 status after recording "check <id> failed: ...". */
+int chk_dtype_in(opctx *x, const char *id, named_tensor a, const int *list, int n, int note);
+int chk_same_dtype(opctx *x, const char *id, named_tensor a, named_tensor b);
+int chk_same_format(opctx *x, const char *id, int n, const named_tensor *ts);
+/* tail: appended to the message (e.g. the formats the op does support) */
+int chk_no_private_format(opctx *x, const char *id, int n, const named_tensor *ts, const char *tail);
+int chk_rank_in(opctx *x, const char *id, named_tensor a, int lo, int hi);
+int chk_same_shape(opctx *x, const char *id, named_tensor a, named_tensor b);
+int chk_contiguous(opctx *x, const char *id, named_tensor a);
 static inline int is_regbase(const opctx *x) { return x->soc->arch == DAV_3510; }
 static inline int64_t rk(const aclTensor *t) { return (int64_t)t->ndim; }
 static inline int64_t dm(const aclTensor *t, int i) { return t->dims[i]; }
@@ -66,18 +100,23 @@ int64_t numel(const aclTensor *t); /* product; 0 if any dim is 0 */
 int has_neg_dim(const aclTensor *t);
 int shape_eq(const aclTensor *a, const aclTensor *b);
 const char *shp(const aclTensor *t, char *buf, size_t n); /* "[1,2,3]" */
-const char *fmt_name(int f);
-int is_private_format(int f);
 int dt_in(int dt, const int *list, int n);
 const char *dt_list(const int *list, int n, char *buf, size_t cap);
-int is_contiguous(const aclTensor *t);
 static inline uint64_t alen(const aclIntArray *a) { return a->n; }
 int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode);
-void snap(tview *v, const aclTensor *t, const char *name);
+/* view dim of each logical (N, C, D, H, W) axis, -1 where absent, for a tensor of this rank
+ * with `spatial` (2 or 3) spatial dims, channel first or last; N present when
+ * rank == spatial + 2 */
+void lt_axes(int rank, int spatial, int channel_last, int ax[5]);
 void set_reject(job_head *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* executor whose zeroed payload (size bytes, starting with job_head) is e->payload */
-struct aclOpExecutor *exec_new(opctx *x, size_t size, run_fn run, uint64_t ws);
-int finish(opctx *x, struct aclOpExecutor *e, uint64_t *workspaceSize, aclOpExecutor **executor);
+/* The executor of every op: a zeroed payload of `size` bytes (starting with job_head)
+ * running `run` on snapshots of the nt tensors (h->t[i] in the order given); workspace =
+ * the system workspace plus an fp32 accumulator of acc_elems elements, none at all when
+ * empty. NULL when it cannot be created. */
+void *job_new(opctx *x, size_t size, run_fn run, int empty, uint64_t acc_elems, int nt,
+              const named_tensor *ts);
+/* registers the executor and hands it out: the last call of every phase 1 */
+int finish(opctx *x, job_head *h, uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /* ---- phase 2 ---- */
 int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, void *stream);
@@ -96,6 +135,14 @@ static inline float round_dt(float v, int dt)
     if (dt == ACL_BF16) return swc_bf16_to_float(swc_float_to_bf16(v));
     return v;
 }
+/* An index outside [0, limit) would make the real kernel access memory out of bounds:
+ * raises the AI Core exception ("... is outside <range> [0, limit): <access>") and
+ * returns 0; nothing may be written then. ext: the (N,C,D,H,W) extent of ix to scan. */
+int indices_in_range(const lt5 *ix, const int64_t ext[5], int as_i32, int64_t limit,
+                     void *stream, const char *api, const char *range, const char *access);
+/* writes an fp32 sum laid out plane by plane (n, c, then d, h, w) into t, rounded to
+ * round_to first when >= 0 (an aclDataType) */
+void store_planes(const lt5 *t, const float *acc, int round_to);
 /* scratch fp32 accumulator (workspace region when modelled, else heap) */
 float *acc_get(job_head *h, void *ws, int64_t n, int *heap);
 #endif

@@ -1,31 +1,14 @@
 /* aclnnMaxPool2dWithIndicesBackward -- spec ops/max_pool2d_with_indices_backward.md.
  * Phase 1 = section B table in code order (ids B1..B33); phase 2 = section C. */
-#include "scatter_kernel.h"
+#include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
+#include "pool_kernels.h"
 
 #define API "aclnnMaxPool2dWithIndicesBackward"
 
-static int arch_dtypes(const opctx *x, const int **l)
-{
-    static const int regbase[] = {ACL_FLOAT16, ACL_FLOAT, ACL_BF16}, a22[] = {ACL_FLOAT};
-    if (x->soc->arch == DAV_3510) { *l = regbase; return 3; }
-    if (x->soc->arch == DAV_2201) { *l = a22; return 1; }
-    *l = NULL; /* DAV_1001 explicitly empty, any other arch empty (#9) */
-    return 0;
-}
-
-static int arch_idx_dtypes(const opctx *x, const int **l)
-{
-    static const int regbase[] = {ACL_INT32, ACL_INT64}, other[] = {ACL_INT32, ACL_INT8};
-    *l = x->soc->arch == DAV_3510 ? regbase : other; /* #12 */
-    return 2;
-}
-
-static void layout(int rank, int nhwc, int ax[5])
-{
-    static const int nchw4[5] = {0, 1, -1, 2, 3}, chw3[5] = {-1, 0, -1, 1, 2},
-                     nhwc4[5] = {0, 3, -1, 1, 2}, hwc3[5] = {-1, 2, -1, 0, 1};
-    memcpy(ax, rank == 4 ? (nhwc ? nhwc4 : nchw4) : (nhwc ? hwc3 : chw3), sizeof nchw4);
-}
+/* #9: self dtypes on regbase (DAV_3510) and DAV_2201; DAV_1001 explicitly empty, any other
+ * arch empty. #12: indices dtypes. */
+static const int k_dt_regbase[] = {ACL_FLOAT16, ACL_FLOAT, ACL_BF16}, k_dt_2201[] = {ACL_FLOAT};
+static const int k_idx_regbase[] = {ACL_INT32, ACL_INT64}, k_idx_other[] = {ACL_INT32, ACL_INT8};
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
@@ -33,52 +16,28 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     const aclIntArray *dilation, bool ceilMode, aclTensor *gradInput, uint64_t *workspaceSize,
     aclOpExecutor **executor)
 {
-    opctx x;
     char b1[128], b2[128];
-    int st = op_begin(&x, API);
+    opctx x;
+    int st = max_pool_begin(&x, API, gradOutput, self, indices, kernelSize, stride, padding, dilation,
+                            gradInput); /* B1..B8 */
     if (st) return st;
-    /* B1..B8: null checks in parameter order */
-    const void *hs[8] = {gradOutput, self, indices, kernelSize, stride, padding, dilation, gradInput};
-    static const char *const nm[8] = {"gradOutput", "self", "indices", "kernelSize", "stride",
-                                      "padding", "dilation", "gradInput"};
-    static const int kinds[8] = {SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_TENSOR, SWC_K_INTARRAY,
-                                 SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_INTARRAY, SWC_K_TENSOR};
-    if ((st = op_nonnull(&x, 8, hs, nm, NULL)) || (st = op_live(&x, 8, hs, kinds, nm))) return st;
-    const int *l;
-    int nl = arch_dtypes(&x, &l);
-    if (!dt_in(self->dtype, l, nl))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B9", "self dtype %s not in supported list %s "
-                       "for %s (%s, NpuArch DAV_%d)", swc_dtype_name(self->dtype),
-                       dt_list(l, nl, b1, sizeof b1), x.soc->family, x.soc->soc_name, x.soc->arch);
-    if (gradOutput->dtype != self->dtype)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B10", "gradOutput dtype %s != self dtype %s",
-                       swc_dtype_name(gradOutput->dtype), swc_dtype_name(self->dtype));
-    if (gradInput->dtype != self->dtype)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B11", "gradInput dtype %s != self dtype %s",
-                       swc_dtype_name(gradInput->dtype), swc_dtype_name(self->dtype));
-    nl = arch_idx_dtypes(&x, &l);
-    if (!dt_in(indices->dtype, l, nl))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B12", "indices dtype %s not in %s for %s",
-                       swc_dtype_name(indices->dtype), dt_list(l, nl, b1, sizeof b1), x.soc->family);
-    if (self->format != gradOutput->format || self->format != gradInput->format)
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B13", "storage formats differ: self %s, "
-                       "gradOutput %s, gradInput %s", fmt_name(self->format),
-                       fmt_name(gradOutput->format), fmt_name(gradInput->format));
-    const aclTensor *pf[4] = {self, gradInput, gradOutput, indices};
-    static const char *const pfn[4] = {"self", "gradInput", "gradOutput", "indices"};
+    int arch = x.soc->arch, nl = arch == DAV_3510 ? 3 : arch == DAV_2201 ? 1 : 0;
+    if ((st = chk_dtype_in(&x, "B9", NT(self), arch == DAV_3510 ? k_dt_regbase : k_dt_2201, nl,
+                           SOC_NOTE_ARCH)) ||
+        (st = chk_same_dtype(&x, "B10", NT(gradOutput), NT(self))) ||
+        (st = chk_same_dtype(&x, "B11", NT(gradInput), NT(self))))
+        return st;
+    const named_tensor fmts[3] = {NT(self), NT(gradOutput), NT(gradInput)};
+    const named_tensor all[4] = {NT(self), NT(gradInput), NT(gradOutput), NT(indices)};
+    if ((st = chk_dtype_in(&x, "B12", NT(indices), is_regbase(&x) ? k_idx_regbase : k_idx_other, 2,
+                           SOC_NOTE_FAMILY)) ||
+        (st = chk_same_format(&x, "B13", 3, fmts)) ||
+        (st = chk_no_private_format(&x, "B14", 4, all, is_regbase(&x)
+                                    ? "; only ND, NCHW or NHWC supported" : "; only ND, NCHW supported")))
+        return st;
+    static const char *const rank_ids[4] = {"B15", "B16", "B17", "B18"};
     for (int i = 0; i < 4; i++)
-        if (is_private_format(pf[i]->format))
-            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B14", "%s has private format %s; only %s "
-                           "supported", pfn[i], fmt_name(pf[i]->format),
-                           is_regbase(&x) ? "ND, NCHW or NHWC" : "ND, NCHW");
-    const aclTensor *rt[4] = {self, gradInput, gradOutput, indices};
-    for (int i = 0; i < 4; i++) {
-        char id[8];
-        snprintf(id, sizeof id, "B%d", 15 + i);
-        if (rk(rt[i]) != 3 && rk(rt[i]) != 4)
-            return op_fail(&x, ACLNN_ERR_PARAM_INVALID, id, "%s rank %lld not in {3, 4}", pfn[i],
-                           (long long)rk(rt[i]));
-    }
+        if ((st = chk_rank_in(&x, rank_ids[i], all[i], 3, 4))) return st;
     uint64_t lk = alen(kernelSize), ls = alen(stride), lp = alen(padding), ld = alen(dilation);
     if (lk != 1 && lk != 2)
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B19", "kernelSize length %llu not in {1, 2}",
@@ -112,13 +71,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     if (!is_regbase(&x) && (dH != 1 || dW != 1))
         return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B26b", "dilation (%lld, %lld) must be (1, 1) "
                        "on NpuArch DAV_%d", (long long)dH, (long long)dW, x.soc->arch);
-    if (!shape_eq(gradInput, self))
-        return op_fail(&x, ACLNN_ERR_PARAM_INVALID, "B27", "gradInput shape %s != self shape %s",
-                       shp(gradInput, b1, sizeof b1), shp(self, b2, sizeof b2));
+    if ((st = chk_same_shape(&x, "B27", NT(gradInput), NT(self)))) return st;
     /* #28: the dims are read per self's storage format (NHWC -> N,H,W,C / H,W,C) */
     int nhwc = self->format == ACL_FORMAT_NHWC, r = (int)rk(self);
     int ax[5];
-    layout(r, nhwc, ax);
+    lt_axes(r, 2, nhwc, ax);
     int64_t N = ax[0] >= 0 ? dm(self, ax[0]) : 1, C = dm(self, ax[1]), H = dm(self, ax[3]),
             W = dm(self, ax[4]);
     if (C == 0 || H == 0 || W == 0)
@@ -155,13 +112,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     int overlap = kH > sH || kW > sW || dH != 1 || dW != 1;
     /* A2/A3 fp32 workspace for fp16/bf16 overlap (spec C "Workspace"; unreachable for fp32-only) */
     uint64_t acc = (!is_regbase(&x) && self->dtype != ACL_FLOAT && overlap) ? (uint64_t)(N * C * P) : 0;
-    struct aclOpExecutor *e;
-    scatter_job *j = scatter_job_new(&x, empty, acc, gradOutput, indices, gradInput, self, &e);
-    if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     /* A2/A3 kernel is NCDHW-only: NHWC data is processed as if NCHW (spec G.4) */
-    layout(r, is_regbase(&x) ? nhwc : 0, j->ax_gi);
-    memcpy(j->ax_go, j->ax_gi, sizeof j->ax_go);
-    memcpy(j->ax_ix, j->ax_gi, sizeof j->ax_ix);
+    int kax[5];
+    lt_axes(r, 2, is_regbase(&x) ? nhwc : 0, kax);
+    scatter_job *j = scatter_job_new(&x, empty, acc, kax, gradOutput, indices, gradInput, self);
+    if (!j) return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     j->mode = (j->h.deviations && !is_regbase(&x) && !overlap) ? ACC_LWW : ACC_FP32;
     /* kernel-level (tiling) checks whose status the L0 wrapper discards (spec B.2) */
     if (!empty) {
@@ -178,7 +133,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
         else if (!is_regbase(&x) && nhwc) {
             /* NCHW reading of NHWC dims must still satisfy the kernel's shape check */
             int a2[5];
-            layout(r, 0, a2);
+            lt_axes(r, 2, 0, a2);
             int64_t h2 = dm(self, a2[3]), w2 = dm(self, a2[4]);
             if (dm(gradOutput, a2[3]) != pool_out(h2, kH, sH, pH, 1, ceilMode) ||
                 dm(gradOutput, a2[4]) != pool_out(w2, kW, sW, pW, 1, ceilMode) ||
@@ -188,7 +143,7 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
                            shp(gradOutput, b1, sizeof b1));
         }
     }
-    return finish(&x, e, workspaceSize, executor);
+    return finish(&x, &j->h, workspaceSize, executor);
 }
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackward(void *workspace,

@@ -1,39 +1,9 @@
-/* dtype helpers shared (as static inline) by runtime and ops:
- * element sizes, GE-style names, fp16/bf16 <-> fp32 with round-to-nearest-even. */
-#ifndef SWC_DTYPE_H_
-#define SWC_DTYPE_H_
+/* fp16/bf16 <-> fp32 with round-to-nearest-even, shared (as static inline) by
+ * the runtime (aclFloat16ToFloat, ...) and the ops' element access. */
+#ifndef SWC_HALF_H_
+#define SWC_HALF_H_
 #include <stdint.h>
 #include <string.h>
-
-static inline size_t swc_dtype_size(int dt)
-{
-    switch (dt) {
-    case 0: case 3: case 8: return 4;             /* FLOAT INT32 UINT32 */
-    case 1: case 6: case 7: case 27: return 2;    /* FLOAT16 INT16 UINT16 BF16 */
-    case 2: case 4: case 12: return 1;            /* INT8 UINT8 BOOL */
-    case 9: case 10: case 11: case 16: return 8;  /* INT64 UINT64 DOUBLE COMPLEX64 */
-    case 17: return 16;                           /* COMPLEX128 */
-    case 33: return 4;                            /* COMPLEX32 */
-    case 29: case 30: case 34: case 35: case 36: case 37:
-    case 38: case 39: case 40: case 41: return 1; /* sub-byte / 8-bit floats */
-    default: return 0;                            /* UNDEFINED, STRING, unknown */
-    }
-}
-
-/* aclnn messages use GE names (acl_abi.md 3.1 note) */
-static inline const char *swc_dtype_name(int dt)
-{
-    switch (dt) {
-    case 0: return "DT_FLOAT"; case 1: return "DT_FLOAT16"; case 2: return "DT_INT8";
-    case 3: return "DT_INT32"; case 4: return "DT_UINT8"; case 6: return "DT_INT16";
-    case 7: return "DT_UINT16"; case 8: return "DT_UINT32"; case 9: return "DT_INT64";
-    case 10: return "DT_UINT64"; case 11: return "DT_DOUBLE"; case 12: return "DT_BOOL";
-    case 13: return "DT_STRING"; case 16: return "DT_COMPLEX64"; case 17: return "DT_COMPLEX128";
-    case 27: return "DT_BFLOAT16"; case 29: return "DT_INT4"; case 33: return "DT_COMPLEX32";
-    case -1: return "DT_UNDEFINED";
-    default: return "DT_UNKNOWN";
-    }
-}
 
 static inline uint32_t swc_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float swc_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }

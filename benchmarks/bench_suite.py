@@ -1,0 +1,207 @@
+"""Speed and memory of the suite, side by side, with the ratios the targets are stated in.
+
+    .venv/bin/python benchmarks/bench_suite.py [--soc ascend910b] [--repeat 3] [--quick]
+
+Prints (medians of --repeat runs, whole processes, on this machine's cores):
+  1. parallel runs: wall/cpu of the default tier with -n 0, -n 2 and what `./run suite` picks;
+  2. pytest path vs in-process case work: the same cases judged by a plain Python loop
+     (imports, case expansion, backend, prepare + golden + device + compare) vs through pytest;
+  3. golden cache: input+golden time of a cold run vs a warm one (same cases);
+  4. collection: expanding a synthetic 50,000-case file (time, peak RSS);
+  5. worker memory: RSS growth over 10,000 judged cases in one process.
+Targets (issue "Fast at scale"): (1) -n 2 <= 0.65 x -n 0 and ./run suite never slower than -n 0;
+(2) <= 1.25; (3) warm <= 10 % of cold; (4) <= 10 s and < 1 GB; (5) <= 50 MB.
+A benchmark, not a test: it prints numbers and judges nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+def _timed(cmd: list[str], env=None) -> tuple[float, float, int, str]:
+    """(wall s, cpu s of the process tree, exit code, tail of output)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.returncode, (proc.stdout + proc.stderr).strip().splitlines()[-1:]
+
+
+def _median_runs(label, cmd, repeat, env=None):
+    walls, cpus = [], []
+    for _ in range(repeat):
+        wall, cpu, rc, tail = _timed(cmd, env)
+        walls.append(wall)
+        cpus.append(cpu)
+    w, c = statistics.median(walls), statistics.median(cpus)
+    print(f"  {label:<38} wall {w:7.2f} s   cpu {c:7.2f} s   rc {rc}   {tail[0] if tail else ''}")
+    return w
+
+
+def parallel(soc, repeat):
+    print("1. parallel runs (default tier, software CANN)")
+    base = [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q", "-p", "no:cacheprovider"]
+    n0 = _median_runs("pytest -n 0", base + ["-n", "0"], repeat)
+    n2 = _median_runs("pytest -n 2", base + ["-n", "2"], repeat)
+    auto = _median_runs("./run suite (its own choice)", ["./run", "suite", "--soc", soc, "-q"], repeat)
+    print(f"  ratio -n 2 / -n 0 = {n2 / n0:.2f} (target <= 0.65); ./run suite / -n 0 = {auto / n0:.2f} (target <= 1)")
+
+
+_IN_PROCESS = textwrap.dedent("""
+    import sys, time
+    t0 = time.perf_counter()
+    from pathlib import Path
+    from types import SimpleNamespace
+    from harness import backends
+    from harness.judge import load_case_file
+    from harness.judge.runner import run_case
+    soc = sys.argv[1]
+    settings = SimpleNamespace(backend="aclnn", device=None, family=soc, no_sw_fallback=False,
+                               deterministic=False, worker=None)
+    backend = backends.create("aclnn", settings)
+    n = 0
+    for path in sorted(Path("cases").glob("*.yaml")):
+        _, cases = load_case_file(path)
+        for case in cases:
+            if case.tier == "default" and soc in case.families:
+                out = run_case(case, backend, backend.info.family)
+                n += 1
+    print(f"{n} cases in-process {time.perf_counter() - t0:.2f} s")
+""")
+
+
+def overhead(soc, repeat):
+    print("2. pytest path vs the same work in a plain loop (one process each)")
+    plain = _median_runs("plain loop", [PY, "-c", _IN_PROCESS, soc], repeat)
+    pyt = _median_runs("pytest -n 0", [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q",
+                                        "-n", "0", "-p", "no:cacheprovider"], repeat)
+    print(f"  ratio pytest / plain = {pyt / plain:.2f} (target <= 1.25)")
+
+
+_CACHE = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from harness.judge import load_case_file
+    from harness.judge.cache import GoldenCache
+    cache = GoldenCache(sys.argv[1])
+    cases = [c for p in sorted(Path("cases").glob("*.yaml")) for c in load_case_file(p)[1] if c.tier == "default"]
+    t = time.perf_counter()             # input + golden only: the case files are already expanded
+    for case in cases:
+        cache.get(case, case.runs_numerics(None))
+    print(f"{time.perf_counter() - t:.3f} {len(cases)} {cache.hits} {cache.misses}")
+""")
+
+
+def golden_cache():
+    print("3. golden cache: input + golden time for every default-tier case")
+    with tempfile.TemporaryDirectory() as d:
+        res = []
+        for label in ("cold", "warm"):
+            out = subprocess.run([PY, "-c", _CACHE, d], cwd=REPO, capture_output=True, text=True).stdout.split()
+            res.append(float(out[0]))
+            print(f"  {label}: {float(out[0]):7.2f} s  ({out[1]} cases, {out[2]} hits, {out[3]} computed)")
+        print(f"  ratio warm / cold = {res[1] / res[0]:.3f} (target <= 0.10)")
+
+
+_COLLECT = textwrap.dedent("""
+    import resource, sys, time
+    from harness.judge import load_case_file
+    t = time.perf_counter()
+    _, cases = load_case_file(sys.argv[1])
+    dt = time.perf_counter() - t
+    print(f"{len(cases)} {dt:.2f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}")
+""")
+
+
+def _big_case_file(path: Path, n_shapes: int) -> None:
+    """AvgPool2dBackward's header with one matrix group of n_shapes x 2 dtypes x 5 attrs x 2 layouts cases."""
+    src = (REPO / "cases" / "avg_pool2d_backward.yaml").read_text()
+    head = src[:src.index("\ngroups:")]
+    shapes = ", ".join(f"[1, 2, {8 + i // 50}, {8 + i % 50}]" for i in range(n_shapes))
+    attrs = ", ".join("{kernelSize: [%d], stride: [%d], padding: [0], ceilMode: false, countIncludePad: true, "
+                      "divisorOverride: 0, cubeMathType: 0}" % (k, s) for k, s in ((2, 1), (2, 2), (3, 2), (3, 3), (1, 1)))
+    path.write_text(head + f"\ngroups:\n  - name: big\n    matrix:\n      shape: [{shapes}]\n"
+                    f"      dtype: [float32, float16]\n      attrs: [{attrs}]\n      layout: [contiguous, strided]\n")
+
+
+def collection():
+    print("4. collection of a synthetic 50,000-case file")
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "big.yaml"
+        _big_case_file(path, 2500)           # 2500 shapes x 2 dtypes x 5 attrs x 2 layouts = 50,000
+        out = subprocess.run([PY, "-c", _COLLECT, str(path)], cwd=REPO, capture_output=True, text=True)
+        n, dt, rss = out.stdout.split() if out.returncode == 0 else ("?", "?", out.stderr[-300:])
+        print(f"  {n} cases expanded in {dt} s, peak RSS {rss} MB (targets <= 10 s, < 1024 MB)")
+
+
+_GROWTH = textwrap.dedent("""
+    import gc, sys
+    from pathlib import Path
+    from types import SimpleNamespace
+    from harness import backends
+    from harness.judge import load_case_file
+    from harness.judge.runner import run_case
+    def rss():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    settings = SimpleNamespace(backend="aclnn", device=None, family=sys.argv[1], no_sw_fallback=False,
+                               deterministic=False, worker=None)
+    backend = backends.create("aclnn", settings)
+    cases = [c for p in sorted(Path("cases").glob("*.yaml")) for c in load_case_file(p)[1]
+             if c.tier == "default" and sys.argv[1] in c.families]
+    for c in cases[:200]:                 # warm-up: caches, allocator pools
+        run_case(c, backend, backend.info.family)
+    gc.collect()
+    start, n = rss(), 0
+    while n < 10000:
+        for c in cases:
+            run_case(c, backend, backend.info.family)
+            n += 1
+            if n == 10000:
+                break
+    gc.collect()
+    print(f"{n} {start:.0f} {rss():.0f}")
+""")
+
+
+def growth(soc):
+    print("5. worker memory over 10,000 judged cases (one process)")
+    out = subprocess.run([PY, "-c", _GROWTH, soc], cwd=REPO, capture_output=True, text=True)
+    if out.returncode:
+        print("  failed:", out.stderr[-500:])
+        return
+    n, a, b = out.stdout.split()[-3:]
+    print(f"  RSS {a} MB -> {b} MB over {n} cases: growth {float(b) - float(a):.0f} MB (target <= 50 MB)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--soc", default="ascend910b")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", nargs="*", choices=("parallel", "overhead", "cache", "collection", "growth"))
+    args = ap.parse_args(argv)
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; soc {args.soc}")
+    steps = {"parallel": lambda: parallel(args.soc, args.repeat), "overhead": lambda: overhead(args.soc, args.repeat),
+             "cache": golden_cache, "collection": collection, "growth": lambda: growth(args.soc)}
+    for name in args.only or steps:
+        steps[name]()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

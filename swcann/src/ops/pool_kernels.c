@@ -1,0 +1,125 @@
+#include "pool_kernels.h"
+#include <stdlib.h>
+
+static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream);
+static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream);
+
+int max_pool_begin(opctx *x, const char *api, const aclTensor *gradOutput, const aclTensor *self,
+                   const aclTensor *indices, const aclIntArray *kernelSize, const aclIntArray *stride,
+                   const aclIntArray *padding, const aclIntArray *dilation,
+                   const aclTensor *gradInput)
+{
+    const op_param params[8] = {PARAM_TENSOR(gradOutput), PARAM_TENSOR(self), PARAM_TENSOR(indices),
+                                PARAM_INTS(kernelSize), PARAM_INTS(stride), PARAM_INTS(padding),
+                                PARAM_INTS(dilation), PARAM_TENSOR(gradInput)};
+    int st = op_begin(x, api);
+    return st ? st : op_params(x, 8, params, NULL);
+}
+
+scatter_job *scatter_job_new(opctx *x, int empty, uint64_t acc_elems, const int ax[5],
+                             const aclTensor *gradOutput, const aclTensor *indices,
+                             const aclTensor *gradInput, const aclTensor *self)
+{
+    const named_tensor ts[4] = {NT(gradOutput), NT(indices), NT(gradInput), NT(self)};
+    scatter_job *j = job_new(x, sizeof *j, scatter_kernel, empty, acc_elems, 4, ts);
+    if (j) memcpy(j->ax, ax, sizeof j->ax);
+    return j;
+}
+
+static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
+{
+    scatter_job *j = (scatter_job *)h;
+    lt5 go = lt_make(&h->t[0], j->ax), ix = lt_make(&h->t[1], j->ax), gi = lt_make(&h->t[2], j->ax);
+    int64_t N = gi.n[0], C = gi.n[1], P = gi.n[2] * gi.n[3] * gi.n[4];
+    int64_t on = go.n[0] < N ? go.n[0] : N, oc = go.n[1] < C ? go.n[1] : C;
+    const int64_t ext[5] = {on, oc, go.n[2], go.n[3], go.n[4]};
+    if (!indices_in_range(&ix, ext, j->idx_cast_i32, P, stream, e->api, "its input plane",
+                          "out-of-bounds access"))
+        return ACLNN_SUCCESS;
+    int heap;
+    float *acc = acc_get(h, ws, N * C * P, &heap);
+    if (!acc) {
+        raise_exc(stream, e->api, "simulator out of host memory");
+        return ACLNN_SUCCESS;
+    }
+    int dt = gi.dtype;
+    for (int64_t n = 0; n < on; n++)
+        for (int64_t c = 0; c < oc; c++) {
+            float *plane = acc + (n * C + c) * P;
+            for (int64_t d = 0; d < go.n[2]; d++)
+                for (int64_t y = 0; y < go.n[3]; y++)
+                    for (int64_t x = 0; x < go.n[4]; x++) {
+                        int64_t v = ld_i(&ix, lt_at(&ix, n, c, d, y, x));
+                        if (j->idx_cast_i32) v = (int32_t)v;
+                        float g = ld_f(&go, lt_at(&go, n, c, d, y, x));
+                        if (j->mode == ACC_LWW) plane[v] = g;
+                        else if (j->mode == ACC_DTYPE) plane[v] = round_dt(plane[v] + g, dt);
+                        else plane[v] += g;
+                    }
+        }
+    store_planes(&gi, acc, -1);
+    if (heap) free(acc);
+    return ACLNN_SUCCESS;
+}
+
+avg_job *avg_job_new(opctx *x, size_t size, int empty, uint64_t acc_elems, const int ax[5],
+                     const aclTensor *gradOutput, const aclTensor *gradInput,
+                     const aclTensor *self)
+{
+    const named_tensor ts[3] = {NT(gradOutput), NT(gradInput), NT(self)};
+    avg_job *j = job_new(x, size, avg_kernel, empty, acc_elems, 3, ts);
+    if (j) memcpy(j->ax, ax, sizeof j->ax);
+    return j;
+}
+
+float avg_divisor(const avg_job *j, int64_t pool, int64_t area)
+{
+    if (j->divisor_override != 0) return (float)j->divisor_override;
+    return (float)(j->count_include_pad ? pool : area);
+}
+
+/* [lo, hi) of window o along one axis, clipped to the input; *padded: its extent with padding */
+static int64_t window(const avg_job *j, int axis, int64_t o, int64_t in, int64_t *hi,
+                      int64_t *padded)
+{
+    int64_t lo = o * j->s[axis] - j->p[axis], end = lo + j->k[axis];
+    if (end > in + j->p[axis]) end = in + j->p[axis];
+    *padded = end - lo;
+    *hi = end < in ? end : in;
+    return lo < 0 ? 0 : lo;
+}
+
+static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
+{
+    avg_job *j = (avg_job *)h;
+    lt5 go = lt_make(&h->t[0], j->ax), gi = lt_make(&h->t[1], j->ax);
+    int64_t C = gi.n[1], D = gi.n[2], H = gi.n[3], W = gi.n[4], gC = go.n[1];
+    int64_t planes = gi.n[0] * C, vol = D * H * W;
+    int heap;
+    float *acc = acc_get(h, ws, planes * vol, &heap);
+    if (!acc) {
+        raise_exc(stream, e->api, "simulator out of host memory");
+        return ACLNN_SUCCESS;
+    }
+    for (int64_t p = 0; p < planes; p++) {
+        int64_t gn = p / gC, gc = p % gC; /* flat plane index (AvgPool3DGrad reshapes to N*C) */
+        float *pl = acc + p * vol;
+        for (int64_t od = 0; od < go.n[2]; od++)
+            for (int64_t oh = 0; oh < go.n[3]; oh++)
+                for (int64_t ow = 0; ow < go.n[4]; ow++) {
+                    int64_t de, he, we, pd, ph, pw;
+                    int64_t ds = window(j, 0, od, D, &de, &pd), hs = window(j, 1, oh, H, &he, &ph),
+                            ws0 = window(j, 2, ow, W, &we, &pw);
+                    if (de <= ds || he <= hs || we <= ws0) continue;
+                    float g = ld_f(&go, lt_at(&go, gn, gc, od, oh, ow));
+                    int64_t pool = pd * ph * pw, area = (de - ds) * (he - hs) * (we - ws0);
+                    float v = j->value ? j->value(j, g, pool, area) : g / avg_divisor(j, pool, area);
+                    for (int64_t z = ds; z < de; z++)
+                        for (int64_t y = hs; y < he; y++)
+                            for (int64_t x = ws0; x < we; x++) pl[(z * H + y) * W + x] += v;
+                }
+    }
+    store_planes(&gi, acc, j->store_fp16 ? ACL_FLOAT16 : -1);
+    if (heap) free(acc);
+    return ACLNN_SUCCESS;
+}
