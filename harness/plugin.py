@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from . import backends, families
+from . import backends, families, preflight, provenance
 from .errors import CaseFileError, HarnessConfigError
 from .judge import load_case_file
 from .judge.cache import GoldenCache
@@ -47,7 +47,11 @@ def pytest_addoption(parser):
     g.addoption("--prepare-only", action="store_true",
                 help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
-                help="aclnn: enable deterministic mode (aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1))")
+                help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
+                     "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt)")
+    g.addoption("--no-reexec", action="store_true",
+                help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
+                     "instead of re-executing with it applied")
     add_report_options(parser.getgroup("aclnn conformance: gating, reruns, shards, reports"))
 
 
@@ -90,6 +94,8 @@ def pytest_configure(config):
     session = CaseSession(config, RunSettings.from_config(config))
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "aclnn-case-session")
+    if not session.settings.prepare_only:
+        preflight.check_environment(config, _runs_cases(config))   # may re-exec with set_env.sh applied
 
 
 @pytest.hookimpl(wrapper=True)
@@ -181,6 +187,12 @@ class CaseSession:
     def _props(self) -> dict:
         return self.backend().info.as_properties()
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        if hasattr(item, "case") and not self.settings.prepare_only:
+            provenance.attach(report, self.backend)     # also when the case errored before judging
+
     def pytest_runtest_logreport(self, report):
         """Record each case once (in the controller): its record, or what stopped it."""
         if not self.is_controller or self.settings.prepare_only:   # workers forward; nothing judged
@@ -242,8 +254,11 @@ class CaseFile(pytest.File):
         try:
             op, cases = load_case_file(self.path)
         except CaseFileError as e:
-            # One failing item instead of a collection error: the other case
-            # files still run, and the error is one line naming file/group/field.
+            # case-file errors (harness/model): --collect-only runs nothing, so there the
+            # broken file is a collection error (non-zero exit); otherwise one failing item,
+            # so that the other case files still run and record their results.
+            if self.config.getoption("collectonly"):
+                raise self.CollectError(str(e)) from None
             yield CaseFileErrorItem.from_parent(self, name="case-file-error", error=e)
             return
         self.config.addinivalue_line("markers", f"{op.marker}: cases of aclnn{op.name}")

@@ -1,14 +1,25 @@
-"""Build the software CANN ("swcann") into a CANN-like install tree.
+"""Build the software CANN ("swcann") into a tree laid out like a real CANN install.
 
 ``build(asan=False, op_dirs=None)`` compiles ``swcann/src`` with ``$CC`` (default ``cc``)
 into ``<repo>/build/swcann/<content-hash>/`` and returns that root::
 
-    lib64/libascendcl.so  lib64/libnnopbase.so  lib64/libopapi.so
+    set_env.sh                       what CANN's set_env.sh exports, for this tree
+    lib64/libacl_rt.so               the runtime (aclInit, aclrt*); NEEDs libascend_hal.so
+    lib64/libascendcl.so             compatibility name: NEEDs libacl_rt.so, implements nothing
+    lib64/libnnopbase.so             aclnn meta objects; NEEDs libacl_rt.so
+    lib64/libopapi_nn.so             the five pooling ops; NEEDs libnnopbase/libacl_rt and takes
+                                     one symbol lazily from libopapi_math.so (no DT_NEEDED)
+    lib64/libopapi_math.so
+    driver/lib64/driver/libascend_hal.so   stand-in of the driver's HAL (a separate tree on a machine)
     include/acl/acl.h  include/aclnn/acl_meta.h  include/aclnnop/*.h
-    <arch>-linux/ascend_toolkit_install.info   swcann.info
+    opp/  <arch>-linux/ascend_toolkit_install.info   swcann.info
+
+Like a real install (acl_abi.md 1.8) the libraries carry no RUNPATH and bind
+lazily: their dependencies resolve only through LD_LIBRARY_PATH, which
+``set_env.sh`` sets, so loading the tree without it fails as a real one does.
 
 Extra operators: every ``*.c`` in each directory of ``op_dirs`` (default: the
-``os.pathsep``-separated ``$SWCANN_OP_DIRS``) is compiled into libopapi.so like the
+``os.pathsep``-separated ``$SWCANN_OP_DIRS``) is compiled into libopapi_nn.so like the
 files of ``src/ops/`` (it includes ``"common.h"`` / ``"pool_kernels.h"``), and a ``*.h``
 beside it is installed into ``include/aclnnop/``.  Nothing else needs editing to add an op.
 
@@ -46,14 +57,27 @@ OP_DIRS_ENV = "SWCANN_OP_DIRS"
 BASE_CFLAGS = ["-O2", "-g", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror"]
 ASAN_FLAGS = ["-fsanitize=address", "-fno-omit-frame-pointer"]
 EXTRA_CFLAGS = ["-fvisibility=hidden", "-pthread"]  # export only ACL_FUNC_VISIBILITY symbols
-# (library, source sub-directories, libraries it links against)
+# Where a library goes in the tree; the driver directory stands in for
+# /usr/local/Ascend/driver/lib64/driver, which set_env.sh puts on LD_LIBRARY_PATH.
+LIB64 = "lib64"
+DRIVER_DIR = "driver"
+DRIVER_LIB_DIRS = ("driver/lib64", "driver/lib64/common", "driver/lib64/driver")  # set_env.sh's three
+_NEEDED = "-Wl,--no-as-needed"   # keep DT_NEEDED even where no symbol is taken from the library
+# (directory in the tree, library, source sub-directories, link arguments, may leave symbols undefined)
 LIBS = [
-    ("libascendcl.so", ["core"], []),
-    ("libnnopbase.so", ["meta"], ["-Wl,--no-as-needed", "-lascendcl", "-Wl,--as-needed"]),
-    # DT_NEEDED on libnnopbase kept so dlsym(libopapi, "aclCreateTensor") works (acl_abi.md 1.2)
-    ("libopapi.so", ["ops"], ["-Wl,--no-as-needed", "-lnnopbase", "-lascendcl", "-Wl,--as-needed",
-                              "-lm"]),
+    ("driver/lib64/driver", "libascend_hal.so", ["driver"], [], False),
+    (LIB64, "libacl_rt.so", ["core"], [_NEEDED, "-lascend_hal"], False),
+    # compatibility library: DT_NEEDED on libacl_rt so dlsym(libascendcl, "aclInit") works (acl_abi.md 1.1)
+    (LIB64, "libascendcl.so", ["compat"], [_NEEDED, "-lacl_rt"], False),
+    (LIB64, "libnnopbase.so", ["meta"], [_NEEDED, "-lacl_rt"], False),
+    (LIB64, "libopapi_math.so", ["opapi_math"], [], False),
+    # DT_NEEDED on libnnopbase kept so dlsym(libopapi_nn, "aclCreateTensor") works (acl_abi.md 1.2);
+    # swcannMathVersion stays undefined: bound lazily from libopapi_math.so
+    (LIB64, "libopapi_nn.so", ["ops", "nn_link"], [_NEEDED, "-lnnopbase", "-lacl_rt", "-Wl,--as-needed", "-lm"],
+     True),
 ]
+# No -rpath: production CANN builds skip RPATH (acl_abi.md 1.8). -z lazy: functions bind at first call.
+LDFLAGS = ["-shared", "-Wl,-z,lazy"]
 
 
 class BuildError(RuntimeError):
@@ -113,11 +137,10 @@ def _run(cmd: list[str]) -> None:
 
 def _build_into(root: pathlib.Path, cc: list[str], cflags: list[str], digest: str, asan: bool,
                 op_dirs: list[pathlib.Path]) -> None:
-    lib64, obj = root / "lib64", root / "obj"
-    lib64.mkdir()
+    obj = root / "obj"
     obj.mkdir()
     jobs = []  # (lib, source, object)
-    for lib, dirs, _ in LIBS:
+    for _, lib, dirs, _, _ in LIBS:
         for d in dirs:
             for i, src in enumerate(_sources(d, op_dirs)):
                 jobs.append((lib, src, obj / f"{d}_{i:03d}_{src.stem}.o"))
@@ -127,13 +150,18 @@ def _build_into(root: pathlib.Path, cc: list[str], cflags: list[str], digest: st
     with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
         for f in [pool.submit(_run, c) for c in compile_cmds]:
             f.result()
-    ldflags = ["-shared", "-Wl,--no-undefined", "-Wl,-rpath,$ORIGIN"]
-    for lib, _, deps in LIBS:  # in dependency order
+    lib_dirs = sorted({root / d for d, *_ in LIBS})
+    for d in lib_dirs:
+        d.mkdir(parents=True, exist_ok=True)
+    # -L finds the direct dependencies, -rpath-link their own DT_NEEDED; neither is stored in the library
+    search = [a for d in lib_dirs for a in ("-L", str(d), f"-Wl,-rpath-link,{d}")]
+    for d, lib, _, deps, lazy_undefined in LIBS:  # in dependency order
         objs = [str(o) for l, _, o in jobs if l == lib]
-        _run(cc + cflags + ldflags + [f"-Wl,-soname,{lib}", "-o", str(lib64 / lib)] + objs +
-             ["-L", str(lib64)] + deps)
+        ldflags = LDFLAGS + ([] if lazy_undefined else ["-Wl,--no-undefined"])
+        _run(cc + cflags + ldflags + [f"-Wl,-soname,{lib}", "-o", str(root / d / lib)] + objs + search + deps)
     shutil.rmtree(obj)
     shutil.copytree(INC, root / "include")
+    (root / "opp").mkdir()          # ASCEND_OPP_PATH points here, as set_env.sh exports it
     for h in (h for d in op_dirs for h in sorted(d.glob("*.h"))):
         shutil.copy2(h, root / "include" / "aclnnop" / h.name)
     arch_dir = root / f"{platform.machine()}-linux"
@@ -141,6 +169,7 @@ def _build_into(root: pathlib.Path, cc: list[str], cflags: list[str], digest: st
     (arch_dir / "ascend_toolkit_install.info").write_text(
         f"package_name=Ascend-cann-toolkit\nversion={TOOLKIT_VERSION}\n"
         f"arch={platform.machine()}\nos=linux\nsoftware_cann=1\n")
+    (root / "set_env.sh").write_text(_SET_ENV)
     info = {
         "software_cann": "1",
         "version": VERSION,
@@ -148,7 +177,7 @@ def _build_into(root: pathlib.Path, cc: list[str], cflags: list[str], digest: st
         "content_hash": digest,
         "cc": " ".join(cc),
         "cflags": " ".join(cflags),
-        "ldflags": " ".join(ldflags),
+        "ldflags": " ".join(LDFLAGS),
         "asan": "1" if asan else "0",
         "op_dirs": os.pathsep.join(map(str, op_dirs)),
         "soc_env": "SWCANN_SOC (default ascend910b)",
@@ -157,14 +186,46 @@ def _build_into(root: pathlib.Path, cc: list[str], cflags: list[str], digest: st
     (root / "swcann.info").write_text("".join(f"{k}={v}\n" for k, v in info.items()))
 
 
+# The variables CANN's runtime set_env.sh exports (acl_abi.md 1.5, 1.8), relative to the
+# directory holding this file (the tree is built elsewhere and renamed into place).
+# Idempotent: sourcing it twice does not grow LD_LIBRARY_PATH.
+_SET_ENV = """# Software CANN (swcann) environment, written by swcann/build.py.
+# Source it like CANN's own:  source <root>/set_env.sh   (bash)
+_swcann_ver="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]:-$0}")")" && pwd)"
+_swcann_prepend() {
+    case ":${LD_LIBRARY_PATH:-}:" in
+        *":$1:"*) ;;
+        *) LD_LIBRARY_PATH="$1${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
+    esac
+}
+for _swcann_d in driver/lib64/driver driver/lib64/common driver/lib64 lib64; do
+    _swcann_prepend "$_swcann_ver/$_swcann_d"
+done
+export LD_LIBRARY_PATH
+export ASCEND_HOME_PATH="$_swcann_ver"
+export ASCEND_TOOLKIT_HOME="$_swcann_ver"
+export ASCEND_OPP_PATH="$_swcann_ver/opp"
+export ASCEND_AICPU_PATH="$_swcann_ver"
+export TOOLCHAIN_HOME="$_swcann_ver/toolkit"
+unset -f _swcann_prepend
+unset _swcann_ver _swcann_d
+"""
+
+
+def expected_root(asan: bool = False, op_dirs=None) -> pathlib.Path:
+    """Where build() puts (or finds) the tree for the current sources, built or not."""
+    cc, cflags, dirs = _cc(), _cflags(asan), _op_dirs(op_dirs)
+    return REPO / "build" / "swcann" / (_content_hash(cc, cflags, dirs) + ("-asan" if asan else ""))
+
+
 def build(asan: bool = False, op_dirs=None) -> pathlib.Path:
     """Build (or reuse) the swcann install tree and return its root.
 
     op_dirs: directories of extra op sources; None reads $SWCANN_OP_DIRS."""
-    cc, cflags, dirs = _cc(), _cflags(asan), _op_dirs(op_dirs)
-    digest = _content_hash(cc, cflags, dirs) + ("-asan" if asan else "")
-    parent = REPO / "build" / "swcann"
-    root = parent / digest
+    dirs = _op_dirs(op_dirs)
+    cc, cflags = _cc(), _cflags(asan)
+    root = expected_root(asan, dirs)
+    parent, digest = root.parent, root.name
     if (root / "swcann.info").is_file():
         return root
     parent.mkdir(parents=True, exist_ok=True)

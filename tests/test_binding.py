@@ -25,6 +25,7 @@ from harness.judge import load_case_file, runner
 from harness.acl import abi, loader, runtime
 from harness.acl.objects import CaseObjects, alloc_size, describe_tensor
 from harness.errors import HarnessConfigError
+from tests import swenv
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "cases" / "max_pool2d_with_indices_backward.yaml"
@@ -43,7 +44,9 @@ def swcann_root() -> str:
     if not HAS_SWCANN:
         pytest.skip("swcann/build.py absent: the software CANN is not written yet")
     from swcann.build import build
-    return str(build())
+    root = str(build())
+    swenv.require_in_process(root)     # one line when pytest was started without its set_env.sh
+    return root
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +82,9 @@ def _args(case):
 
 
 def _run_subprocess(script: str, env_changes: dict, drop=()) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in drop}
+    """Runs `script` in a fresh shell's environment with the software CANN's set_env.sh applied."""
+    from swcann.build import build
+    env = {k: v for k, v in swenv.env_for(build()).items() if k not in drop}
     env.update(env_changes)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=REPO, env=env,
@@ -147,7 +152,8 @@ def test_broken_install_names_missing_library(tmp_path, monkeypatch):
     monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
     found = loader.discover()
     assert found.root == tmp_path.resolve() and found.source == "ASCEND_HOME_PATH"
-    with pytest.raises(HarnessConfigError, match=r"lacks libnnopbase\.so, libopapi_nn\.so or libopapi\.so"):
+    with pytest.raises(HarnessConfigError, match=r"lacks libnnopbase\.so, libopapi_\*\.so, libopapi\.so or "
+                                                 r"libaclnn_ops_infer\.so"):
         loader.load(found)
 
 
@@ -325,9 +331,10 @@ def test_fallback_builds_software_cann(swcann_root):
     import ctypes, os
     loader.DEFAULT_ROOTS = ()
     b = AclnnBackend(config(family="ascend910_93", deterministic=True, worker="gw3"))
-    level = ctypes.c_int64(-1)
-    b.libs.runtime.aclrtCtxGetSysParamOpt(0, ctypes.byref(level))     # ACL_OPT_DETERMINISTIC
-    print(json.dumps({"deterministic_level": level.value, "simulated": b.info.simulated, "family": b.info.family, "device": b.info.device,
+    level, process = ctypes.c_int64(-1), ctypes.c_int64(-1)
+    b.libs.runtime.aclrtCtxGetSysParamOpt(0, ctypes.byref(level))     # ACL_OPT_DETERMINISTIC, context level
+    b.libs.runtime.aclrtGetSysParamOpt(0, ctypes.byref(process))      # and process level (current opbase reads it)
+    print(json.dumps({"deterministic_level": level.value, "process_level": process.value, "simulated": b.info.simulated, "family": b.info.family, "device": b.info.device,
                       "details": b.info.details, "env_soc": os.environ.get("SWCANN_SOC"),
                       "env_home": os.environ.get("ASCEND_HOME_PATH")}))
     b.close()
@@ -336,7 +343,9 @@ def test_fallback_builds_software_cann(swcann_root):
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert got["simulated"] and got["family"] == "ascend910_93" and got["env_soc"] == "ascend910_93"
     assert got["device"] == "npu:1"                                  # gw3 % 2 devices
-    assert got["deterministic_level"] == 1
+    assert got["deterministic_level"] == 1 and got["process_level"] == 1
+    assert got["details"]["deterministic_process"] == "ACL_OPT_DETERMINISTIC=1 (aclrtSetSysParamOpt)"
+    assert got["details"]["deterministic_context"] == "ACL_OPT_DETERMINISTIC=1 (aclrtCtxSetSysParamOpt)"
     d = got["details"]
     assert d["software_cann"] and d["names_checks"] and d["software_cann_built"] and d["deterministic"]
     assert Path(got["env_home"]).resolve() == Path(swcann_root).resolve()
@@ -348,6 +357,7 @@ def test_fallback_builds_software_cann(swcann_root):
 @pytest.mark.parametrize("soc_name, family", [
     ("Ascend910ProB", "ascend910"),
     ("Ascend910B", "ascend910"),   # bare name: the old training part, not A2
+    ("Ascend910_9599", "ascend950"),   # the 950 family's older name: the run starts (acl_abi.md 1.8)
 ])
 def test_full_soc_name_reaches_family(swcann_root, soc_name, family):
     """The SoC name the library reports decides the family (the bare Ascend910B is NOT A2)."""

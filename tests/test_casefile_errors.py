@@ -88,6 +88,38 @@ MISTAKES = [
     ("unknown-tensor-in-scenario", lambda d: _scenario(d).update(tensors={"weights": {"dtype": "float16"}}), "bad_args", "invalid.scenarios.0.tensors", "weights"),
     ("bad-distribution-def", lambda d: d.update(distributions={"wide": {"kind": "uniform", "low": 5, "high": -5}}), None, "distributions.wide", "low 5 > high -5"),
     ("int8-attr-out-of-range", None, None, None, None),  # placeholder replaced below for the AvgPool signature
+    # issue 8: unknown keys everywhere, statuses, absurd numbers, scenario/check disagreement
+    ("unknown-key-in-scenario-base", lambda d: _scenario(d).update(base={"dtyp": "bfloat16"}), "bad_args",
+     "invalid.scenarios.0.base", "'dtyp' was unexpected"),
+    ("unknown-key-in-distribution", lambda d: d.update(distributions={"w": {"kind": "uniform", "low": 0, "high": 1, "hihg": 2}}),
+     None, "distributions.w", "'hihg' was unexpected"),
+    ("param-of-another-kind", lambda d: d.update(distributions={"w": {"kind": "uniform", "low": 0, "high": 1, "std": 2}}),
+     None, "distributions.w", "uniform takes low, high, not 'std'"),
+    ("distribution-not-finite", lambda d: d.update(distributions={"w": {"kind": "normal", "mean": float("nan"), "std": 1}}),
+     None, "distributions.w", "finite number"),
+    ("distribution-unknown-tensor", lambda d: d.update(distributions={"w": {"kind": "normal", "mean": 0, "std": 1, "tensors": {"weights": "uniform"}}}),
+     None, "distributions.w.tensors", "unknown tensor 'weights'"),
+    ("status-minus-one", lambda d: _scenario(d).update(status=-1), "bad_args", "invalid.scenarios.0.status", "not an aclnn status"),
+    ("status-2-40", lambda d: _scenario(d).update(status={"ascend950": 1 << 40, "others": 161001}), "bad_args",
+     "invalid.scenarios.0.status.ascend950", "1099511627776 is not an aclnn status"),
+    ("group-status-unknown", lambda d: d["groups"][0].update(status=161), "basic", "status", "not an aclnn status"),
+    ("check-status-unknown", lambda d: d["checks"][0].update(status=261001), None, "checks.0.status", "not an aclnn status"),
+    ("scenario-disagrees-with-check", lambda d: _scenario(d).update(status={"ascend950": 161002, "others": 161001}), "bad_args",
+     "invalid.scenarios.0.status", "status 161002 on ascend950 disagrees with check B1, which returns 161001"),
+    ("huge-dim", lambda d: _matrix(d).update(shape=[[1, 2, 1 << 40, 4]]), "basic", "matrix.shape.0", "more than 134217728 elements"),
+    ("too-many-elements", lambda d: _matrix(d).update(shape=[[1024, 1024, 1024, 1]]), "basic", "matrix.shape.0", "elements"),
+    ("base-negative-dim", lambda d: d["groups"][1]["invalid"]["base"].update(shape=[1, -1, 4, 4]), "bad_args",
+     "invalid.base.shape", "negative dimension"),
+    ("scenario-base-negative-dim", lambda d: _scenario(d).update(base={"shape": [1, -1, 4, 4]}), "bad_args",
+     "invalid.scenarios.0.base.shape", "negative dimension"),
+    ("described-dim-beyond-int64", lambda d: _scenario(d).update(tensors={"self": {"shape": [1, 10 ** 30]}}), "bad_args",
+     "invalid.scenarios.0.tensors.self.shape", "does not fit int64"),
+    ("attr-beyond-int64", lambda d: _matrix(d)["attrs"][0].update(kernelSize=[2, 10 ** 30]), "basic",
+     "matrix.attrs.0.kernelSize", "must fit int64"),
+    ("int-array-too-long", lambda d: _matrix(d)["attrs"][0].update(padding=[0] * 65), "basic",
+     "matrix.attrs.0.padding", "65 entries"),
+    ("matrix-too-big", lambda d: _matrix(d).update(shape=[[1, 1, 1, i + 1] for i in range(101)], dtype=["float32"] * 1000),
+     "basic", "matrix", "expands to 101000 cases"),
 ]
 MISTAKES = [m for m in MISTAKES if m[1] is not None]
 
@@ -136,3 +168,95 @@ def test_bad_file_does_not_stop_the_others(tmp_path):
     assert "broken.yaml: not valid YAML at line 2" in out, out
     results = (tmp_path / "rep" / "results.jsonl").read_text().splitlines()
     assert len(results) == 3, results
+
+
+def test_huge_but_described_shapes_stay_expressible_in_invalid_scenarios(tmp_path):
+    """An invalid scenario may describe negative or huge dimensions (nothing is allocated for them)."""
+    doc = copy.deepcopy(BASE)
+    _scenario(doc).update(tensors={"self": {"shape": [-1, (1 << 63) - 1, 1 << 40]}})
+    _, cases = load(_write(tmp_path, doc))
+    assert cases[1].mutation.tensors["self"]["shape"] == [-1, (1 << 63) - 1, 1 << 40]
+
+
+def test_every_aclnn_status_of_the_binding_is_a_status():
+    """The model's status ranges cover the binding's table (spec acl_abi.md 4.1) and nothing else."""
+    from harness.acl.abi import ACLNN_STATUS
+    from harness.model.expand import is_status
+    assert all(is_status(v) for v in ACLNN_STATUS.values())
+    assert not any(is_status(v) for v in (-1, 1, 100000, 160999, 162000, 261001, 507015, 1 << 40, True))
+
+
+# (id, text of the file, expected group, words) for mistakes only the YAML text can make
+_GROUP = """op: MaxPool2dWithIndicesBackward
+groups:
+  - name: basic
+    matrix:
+"""
+TEXT_MISTAKES = [
+    ("non-utf8", b"op: X\ngroups: []\ndescription: caf\xe9\n", None, ["not UTF-8: byte 0xe9 at line 3, column 17"]),
+    ("duplicate-key", _GROUP + "      shape: [[1, 2, 4, 4]]\n      shape: [[1, 2, 4, 4]]\n", "basic",
+     ["field 'matrix.shape'", "duplicate key 'shape' (first at line 5) (line 6)"]),
+    ("deep-nesting", _GROUP + "      shape: " + "[" * 2000 + "]" * 2000 + "\n", "basic", ["nested more than 32 levels deep"]),
+    ("alias-bomb", _GROUP + "      shape: [&a [1,1,1,1,1,1,1,1,1,1]" + "".join(
+        f", &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]" for i in range(8)) + "]\n",
+     "basic", ["expands to more than 30000 nodes"]),
+    ("recursive-alias", _GROUP + "      shape: &s [[1], *s]\n", "basic", ["alias *s refers to a collection that contains it"]),
+    ("date-value", "op: X\ndescription: 2026-11-23\n", None, ["type 'timestamp' is not allowed"]),
+    ("python-tag", "op: !!python/object/apply:os.system [ls]\n", None, ["not allowed"]),
+    ("too-large", "op: X\n#" + "x" * (1 << 20) + "\n", None, ["larger than 1048576 bytes"]),
+    ("int-too-long", "op: X\nfamilies: " + "9" * 5000 + "\n", None, ["cannot be converted"]),
+]
+
+
+@pytest.mark.parametrize("text,group,words", [m[1:] for m in TEXT_MISTAKES], ids=[m[0] for m in TEXT_MISTAKES])
+def test_text_mistake_is_one_line_in_bounded_time(tmp_path, text, group, words):
+    path = tmp_path / "case.yaml"
+    (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
+    with pytest.raises(CaseFileError) as info:
+        load(path)
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith(str(path)) and len(msg) < 1100, msg[:2000]
+    assert info.value.group == group, msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_error_line_is_bounded_whatever_the_file_holds(tmp_path):
+    doc = copy.deepcopy(BASE)
+    doc["groups"][0]["name"] = "n" * 100_000 + "!"            # breaks the name pattern; quoted in the error
+    with pytest.raises(CaseFileError) as info:
+        load(_write(tmp_path, doc))
+    assert len(str(info.value)) < 1100 and "\n" not in str(info.value)
+
+
+def test_collect_only_fails_on_a_broken_case_file(tmp_path):
+    """--collect-only runs nothing, so a broken file must make it exit non-zero (and name the file)."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "good.yaml").write_text(yaml.safe_dump(BASE, sort_keys=False))
+    (cases / "broken.yaml").write_text(yaml.safe_dump(BASE, sort_keys=False).replace("groups:", "grups:"))
+    args = [sys.executable, "-m", "pytest", "-p", "harness.plugin", str(cases), "-q", "--rootdir", str(tmp_path),
+            "-c", "/dev/null"]
+    proc = subprocess.run(args + ["--collect-only"], capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "broken.yaml: Additional properties are not allowed ('grups' was unexpected)" in out, out
+    assert "good.yaml::basic" in out, out
+    (cases / "broken.yaml").unlink()
+    proc = subprocess.run(args + ["--collect-only"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_schema_is_a_valid_json_schema():
+    import jsonschema
+    from harness.model.load import _SCHEMA_PATH
+    jsonschema.Draft202012Validator.check_schema(yaml.safe_load(_SCHEMA_PATH.read_text()))
+
+
+def test_special_file_is_refused_without_blocking(tmp_path):
+    """A FIFO named like a case file would block a plain open() forever."""
+    import os
+    fifo = tmp_path / "case.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(CaseFileError, match="not a regular file"):
+        load(fifo)

@@ -18,6 +18,7 @@ import pytest
 
 from harness import dtypes, formats
 from swcann import build as swbuild
+from tests import swenv
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = REPO / "swcann" / "tests" / "smoke.c"
@@ -25,20 +26,20 @@ TOY_OP_DIR = Path(__file__).resolve().parent / "swcann_toy_op"
 API_PREFIXES = ("acl", "swcann")
 
 
-def _clean_env() -> dict[str, str]:
-    env = os.environ.copy()
-    for k in list(env):
-        if k.startswith("SWCANN_") or k == "ASCEND_RT_VISIBLE_DEVICES":
-            del env[k]
+def _clean_env(root: Path | None = None) -> dict[str, str]:
+    """A fresh shell's environment with `root`'s set_env.sh applied (the libraries need it: no RUNPATH)."""
+    env = swenv.env_for(root or swbuild.build())
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")    # the probes use harness.acl.dl
     return env
 
 
 def _compile_smoke(root: Path, out: Path, extra: tuple[str, ...] = ()) -> Path:
+    """Linked the way ops-nn's examples link (acl_abi.md 1.3), no RPATH: it runs with set_env.sh applied."""
     cc = shlex.split(os.environ.get("CC") or "cc")
     lib = root / "lib64"
     cmd = cc + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", *extra, "-I", str(root / "include"),
-                str(SMOKE), "-o", str(out), "-L", str(lib), "-lopapi", "-lnnopbase", "-lascendcl",
-                f"-Wl,-rpath,{lib}", "-lm"]
+                str(SMOKE), "-o", str(out), "-L", str(lib), "-lopapi_nn", "-lopapi_math", "-lnnopbase", "-lacl_rt",
+                f"-Wl,-rpath-link,{root / swbuild.LIBS[0][0]}", "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"smoke driver did not compile: {' '.join(cmd)}\n{r.stderr}"
     return out
@@ -59,8 +60,10 @@ def test_build_tree_and_flags(root):
     assert info["software_cann"] == "1"
     assert "-Wall -Wextra -Werror" in info["cflags"], info["cflags"]
     assert "-std=c11" in info["cflags"] and "-fvisibility=hidden" in info["cflags"]
-    for lib in ("libascendcl.so", "libnnopbase.so", "libopapi.so"):
+    for lib in ("libacl_rt.so", "libascendcl.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so"):
         assert (root / "lib64" / lib).is_file()
+    assert (root / "driver" / "lib64" / "driver" / "libascend_hal.so").is_file()
+    assert not (root / "lib64" / "libascend_hal.so").exists()      # the driver's, not CANN's
     assert (root / "include" / "acl" / "acl.h").is_file()
     assert (root / "include" / "aclnn" / "acl_meta.h").is_file()
     toolkit = next(root.glob("*-linux/ascend_toolkit_install.info")).read_text()
@@ -69,9 +72,9 @@ def test_build_tree_and_flags(root):
 
 
 def test_build_is_cached(root):
-    before = (root / "lib64" / "libopapi.so").stat().st_mtime_ns
+    before = (root / "lib64" / "libopapi_nn.so").stat().st_mtime_ns
     assert swbuild.build() == root
-    assert (root / "lib64" / "libopapi.so").stat().st_mtime_ns == before
+    assert (root / "lib64" / "libopapi_nn.so").stat().st_mtime_ns == before
 
 
 def _declared_ops(root: Path) -> set[str]:
@@ -92,20 +95,40 @@ def test_exports_only_api(root):
     ops = _declared_ops(root)
     assert len(ops) >= 10 and all(f"{o}GetWorkspaceSize" in ops for o in ops if not o.endswith("Size"))
     expected = {
-        "libascendcl.so": {"aclInit", "aclFinalize", "aclGetRecentErrMsg", "aclrtSetDevice",
+        "libacl_rt.so": {"aclInit", "aclFinalize", "aclGetRecentErrMsg", "aclrtSetDevice",
                            "aclrtMalloc", "aclrtMemcpy", "aclrtSynchronizeStream", "aclrtGetSocName",
                            "swcannGetStats", "swcannInjectFault", "swcannVersion"},
         "libnnopbase.so": {"aclCreateTensor", "aclDestroyTensor", "aclCreateIntArray", "aclGetViewShape",
                            "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclnnInit"},
-        "libopapi.so": ops,
+        "libopapi_nn.so": ops,
     }
     for lib, names in expected.items():
         syms = _dynamic_symbols(root / "lib64" / lib)
         assert names <= syms, f"{lib} lacks {sorted(names - syms)}"
         stray = sorted(s for s in syms if not s.startswith(API_PREFIXES) and not s.startswith("_"))
         assert not stray, f"{lib} exports internal symbols {stray}"
-    opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi.so") if s.startswith("aclnn")}
+    opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi_nn.so") if s.startswith("aclnn")}
     assert opapi == ops, f"exported but declared in no include/aclnnop header: {sorted(opapi - ops)}"
+
+
+def test_each_op_source_includes_its_own_header():
+    """So the compiler checks every definition against its declaration."""
+    define = re.compile(r"ACL_FUNC_VISIBILITY\s+aclnnStatus\s+(aclnn\w+)\s*\(")
+    headers = {h.name: set(define.findall(h.read_text()))
+               for h in (REPO / "swcann" / "include" / "aclnnop").glob("*.h")}
+    sources = sorted((REPO / "swcann" / "src" / "ops").glob("*.c")) + sorted(TOY_OP_DIR.glob("*.c"))
+    ops = [src for src in sources if define.search(src.read_text())]
+    assert len(ops) >= 6
+    for src in ops:
+        text = src.read_text()
+        defined = set(define.findall(text))
+        beside = {h.name: set(define.findall(h.read_text())) for h in src.parent.glob("*.h")}
+        own = [h for h, names in {**headers, **beside}.items() if defined <= names]
+        if src.parent == TOY_OP_DIR and not own:
+            continue  # an op directory's header is optional
+        assert own, f"{src.name}: no header declares all of its entry points"
+        assert any(f'#include "aclnnop/{h}"' in text or f'#include "{h}"' in text for h in own), \
+            f"{src.name} does not include its own header ({', '.join(own)})"
 
 
 # prints the C side's one dtype/format table, compiled from the header the libraries use
@@ -180,9 +203,9 @@ def test_smoke_asan(tmp_path):
     root = swbuild.build(asan=True)
     assert "-fsanitize=address" in swbuild.read_info(root)["cflags"]
     exe = _compile_smoke(root, tmp_path / "smoke_asan", ("-fsanitize=address", "-fno-omit-frame-pointer"))
-    env = _clean_env()
+    env = _clean_env(root)
     env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
-    r = _run([str(exe)], env=env, timeout=300)
+    r = _run([str(exe)], env=env, timeout=300)   # env: the asan tree's set_env.sh
     assert r.returncode == 0 and "smoke: OK" in r.stdout, r.stdout + r.stderr
 
 
@@ -225,7 +248,7 @@ def test_concurrent_builds_share_one_tree(root):
         roots = {o[0].strip() for o in outs}
         assert len(roots) == 1, roots
         built = Path(roots.pop())
-        assert (built / "swcann.info").is_file() and (built / "lib64" / "libopapi.so").is_file()
+        assert (built / "swcann.info").is_file() and (built / "lib64" / "libopapi_nn.so").is_file()
         assert not list(built.parent.glob(f".tmp-{built.name}-*"))
     finally:
         for o in outs:
@@ -237,9 +260,10 @@ def test_concurrent_builds_share_one_tree(root):
 _CTYPES_PROBE = r"""
 import ctypes, os, sys
 lib = sys.argv[1]
-rt = ctypes.CDLL(os.path.join(lib, "libascendcl.so"))
-nn = ctypes.CDLL(os.path.join(lib, "libnnopbase.so"))
-op = ctypes.CDLL(os.path.join(lib, "libopapi.so"))
+from harness.acl.dl import open_library     # RTLD_LAZY | RTLD_GLOBAL, as torch_npu / op-plugin
+rt = open_library(os.path.join(lib, "libacl_rt.so"))
+nn = open_library(os.path.join(lib, "libnnopbase.so"))
+op = open_library(os.path.join(lib, "libopapi_nn.so"))
 rt.aclrtGetSocName.restype = ctypes.c_char_p
 rt.aclGetRecentErrMsg.restype = ctypes.c_char_p
 nn.aclCreateTensor.restype = ctypes.c_void_p
@@ -303,7 +327,7 @@ def test_unknown_family_fails_init(root):
     env["SWCANN_SOC"] = "ascend999"
     code = ("import ctypes,sys; rt=ctypes.CDLL(sys.argv[1]); rt.aclGetRecentErrMsg.restype=ctypes.c_char_p;"
             "print(rt.aclInit(None)); print(rt.aclGetRecentErrMsg().decode())")
-    r = _run([sys.executable, "-c", code, str(root / "lib64" / "libascendcl.so")], env=env)
+    r = _run([sys.executable, "-c", code, str(root / "lib64" / "libacl_rt.so")], env=env)
     status, msg = r.stdout.split("\n", 1)
     assert status == "100000" and "SWCANN_SOC" in msg and "ascend310b" in msg
 
@@ -311,9 +335,10 @@ def test_unknown_family_fails_init(root):
 _DEVIATION_PROBE = r"""
 import ctypes, os, struct, sys
 lib = sys.argv[1]
-rt = ctypes.CDLL(os.path.join(lib, "libascendcl.so"))
-nn = ctypes.CDLL(os.path.join(lib, "libnnopbase.so"))
-op = ctypes.CDLL(os.path.join(lib, "libopapi.so"))
+from harness.acl.dl import open_library     # RTLD_LAZY | RTLD_GLOBAL, as torch_npu / op-plugin
+rt = open_library(os.path.join(lib, "libacl_rt.so"))
+nn = open_library(os.path.join(lib, "libnnopbase.so"))
+op = open_library(os.path.join(lib, "libopapi_nn.so"))
 VP, P64, U64 = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint64
 nn.aclCreateTensor.restype = VP
 nn.aclCreateTensor.argtypes = [P64, U64, ctypes.c_int, P64, ctypes.c_int64, ctypes.c_int, P64, U64, VP]
@@ -423,26 +448,84 @@ def test_op_directory_adds_an_operator(tmp_path, monkeypatch):
         assert (root / "include" / "aclnnop" / "aclnn_toy_identity.h").is_file()
         assert _declared_ops(root) == _declared_ops(swbuild.build()) | {
             "aclnnToyIdentityGetWorkspaceSize", "aclnnToyIdentity"}
-        opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi.so") if s.startswith("aclnn")}
-        assert opapi == _declared_ops(root)
-        env = _clean_env()
-        env["PYTHONPATH"] = str(REPO)
+        opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi_nn.so") if s.startswith("aclnn")}
+        headerless = {"aclnnToyAvgPool3dBackwardGetWorkspaceSize", "aclnnToyAvgPool3dBackward"}
+        assert opapi == _declared_ops(root) | headerless
+        env = _clean_env(root)          # this tree's set_env.sh, not the default tree's
         r = _run([sys.executable, "-c", _TOY_PROBE, str(root)], env=env)
         assert r.returncode == 0, r.stderr
         lines = dict(l.split(" ", 1) for l in r.stdout.splitlines())
         assert lines["values"] == "1.5 -2.0 3.25"
-        assert lines["mismatch"].startswith("161002 EZ1001") and \
-            "[aclnnToyIdentity] check T4 failed: out dtype DT_FLOAT16 != self dtype DT_FLOAT" in lines["mismatch"]
+        want = "[aclnnToyIdentity] check T4 failed: out dtype DT_FLOAT16 != self dtype DT_FLOAT"
+        assert lines["mismatch"].startswith("161002 EZ1001") and want in lines["mismatch"]
         # the automatic build reads $SWCANN_OP_DIRS; the hash covers the op's source
         monkeypatch.setenv(swbuild.OP_DIRS_ENV, os.pathsep.join(["", str(op_dir)]))
         assert swbuild.build() == root
         with (op_dir / "aclnn_toy_identity.c").open("a") as f:
             f.write("/* edited */\n")
         built.append(swbuild.build())
-        assert built[1] != root and (built[1] / "lib64" / "libopapi.so").is_file()
+        assert built[1] != root and (built[1] / "lib64" / "libopapi_nn.so").is_file()
         monkeypatch.setenv(swbuild.OP_DIRS_ENV, str(tmp_path / "missing"))
         with pytest.raises(swbuild.BuildError, match="is not a directory"):
             swbuild.build()
     finally:
         for b in built:
             shutil.rmtree(b, ignore_errors=True)
+
+
+# The shared average kernel on 3-D windows (toy_avg_pool3d_backward.c, no header), against
+# PyTorch's avg_pool3d backward: prints the largest absolute error of each case.
+_AVG3D_PROBE = r"""
+import ctypes, sys, torch
+from harness import formats
+from harness.acl import loader
+libs = loader.load(loader.discover(env={"ASCEND_HOME_PATH": sys.argv[1]}, defaults=()))
+rt, nn = libs.runtime, libs.nnopbase
+VP, U64, I64 = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64
+phase1 = libs.op_function("aclnnToyAvgPool3dBackwardGetWorkspaceSize")
+phase2 = libs.op_function("aclnnToyAvgPool3dBackward")
+phase1.argtypes = [VP] * 5 + [ctypes.c_bool, I64, VP, ctypes.POINTER(U64), ctypes.POINTER(VP)]
+phase2.argtypes = [VP, U64, VP, VP]
+assert rt.aclInit(None) == 0 and rt.aclrtSetDevice(0) == 0
+def upload(t):
+    raw = t.detach().contiguous().numpy().tobytes()
+    p = VP()
+    assert rt.aclrtMalloc(ctypes.byref(p), len(raw), 0) == 0
+    assert rt.aclrtMemcpy(p, len(raw), raw, len(raw), 1) == 0
+    dims = (I64 * t.dim())(*t.shape)
+    return nn.aclCreateTensor(dims, t.dim(), 0, None, 0, formats.FORMATS["NCDHW"], dims, t.dim(), p), p
+def ints(v):
+    return nn.aclCreateIntArray((I64 * 3)(*v), 3)
+torch.manual_seed(0)
+for k, s, p, ceil, cip, div in [((2, 3, 2), (2, 2, 1), (1, 1, 0), False, True, 0),
+                                ((2, 3, 2), (2, 2, 1), (1, 1, 0), False, False, 0),
+                                ((3, 3, 3), (2, 2, 2), (1, 1, 1), True, True, 0),
+                                ((3, 3, 3), (2, 2, 2), (1, 1, 1), True, False, 0),
+                                ((2, 2, 3), (1, 2, 2), (0, 1, 1), False, True, 5)]:
+    x = torch.randn(2, 3, 5, 6, 7, requires_grad=True)
+    y = torch.nn.functional.avg_pool3d(x, k, s, p, ceil_mode=ceil, count_include_pad=cip,
+                                       divisor_override=div or None)
+    g = torch.randn_like(y)
+    y.backward(g)
+    go, _ = upload(g)
+    self_, _ = upload(x)
+    gi, gi_dev = upload(torch.zeros_like(x))
+    ws, ex = U64(), VP()
+    assert phase1(go, self_, ints(k), ints(s), ints(p), cip, div, gi, ctypes.byref(ws), ctypes.byref(ex)) == 0
+    w = VP()
+    assert rt.aclrtMalloc(ctypes.byref(w), ws.value, 0) == 0
+    assert phase2(w, ws.value, ex, None) == 0 and rt.aclrtSynchronizeStream(None) == 0
+    out = torch.zeros_like(x).detach().contiguous()
+    assert rt.aclrtMemcpy(out.data_ptr(), out.nbytes, gi_dev, out.nbytes, 2) == 0
+    print(float((out - x.grad).abs().max()))
+"""
+
+
+def test_shared_average_kernel_on_3d_windows():
+    root = swbuild.build(op_dirs=[TOY_OP_DIR])
+    env = _clean_env()
+    env["PYTHONPATH"] = str(REPO)
+    r = _run([sys.executable, "-c", _AVG3D_PROBE, str(root)], env=env)
+    assert r.returncode == 0, r.stderr
+    errors = [float(v) for v in r.stdout.split()]
+    assert len(errors) == 5 and max(errors) < 1e-5, errors

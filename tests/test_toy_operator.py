@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import swenv
+
 REPO = Path(__file__).resolve().parent.parent
 TOY = Path(__file__).resolve().parent / "toy_op"
 ADDED = {"cases/toy_sign_backward.yaml": TOY / "toy_sign_backward.yaml",
@@ -34,8 +36,9 @@ def _digests(root: Path) -> dict[str, str]:
 
 
 def _pytest(root: Path, *args) -> subprocess.CompletedProcess:
+    # a fresh shell: the copy builds and applies its own software CANN, not the one of this test session
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", *args],
-                          cwd=root, capture_output=True, text=True, timeout=600)
+                          cwd=root, capture_output=True, text=True, timeout=600, env=swenv.bare_env())
 
 
 class Copy(type(Path())):

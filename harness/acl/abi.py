@@ -109,6 +109,8 @@ PROTOTYPES = {
         "aclrtGetMemInfo": _fn(_ERR, _ENUM, POINTER(c_size_t), POINTER(c_size_t), optional=True),
         "aclrtCtxSetSysParamOpt": _fn(_ERR, _ENUM, c_int64, optional=True),
         "aclrtCtxGetSysParamOpt": _fn(_ERR, _ENUM, _P_I64, optional=True),
+        "aclrtSetSysParamOpt": _fn(_ERR, _ENUM, c_int64, optional=True),     # process level
+        "aclrtGetSysParamOpt": _fn(_ERR, _ENUM, _P_I64, optional=True),
         "aclrtGetSocName": _fn(c_char_p),
         "aclDataTypeSize": _fn(c_size_t, _ENUM, optional=True),
         "aclFloat16ToFloat": _fn(c_float, c_uint16, optional=True),

@@ -1,10 +1,16 @@
-"""Find a CANN install and load its three libraries by absolute path.
+"""Find a CANN install and load its libraries the way torch_npu and op-plugin do.
 
 Discovery follows what CANN users set up with set_env.sh (spec acl_abi.md 1.5,
 1.7): the roots named by ASCEND_HOME_PATH and ASCEND_TOOLKIT_HOME, then the two
 default install locations. A root counts as found when it holds a runtime
-library; a found root that lacks nnopbase or an opapi library is a broken
+library; a found root that lacks nnopbase or an op library is a broken
 install and is reported, never silently skipped.
+
+Loading (acl_abi.md 1.8): dlopen(RTLD_LAZY | RTLD_GLOBAL) by absolute path;
+the libraries' own dependencies resolve through LD_LIBRARY_PATH, which the
+caller must have had at process start (setenv.require_applied). Op libraries
+in op-plugin's order: every libopapi_*.so, then libopapi.so, then the older
+feature libraries, the later ones opened only when an entry point is not found.
 """
 from __future__ import annotations
 
@@ -15,15 +21,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import HarnessConfigError
-from . import abi
+from . import abi, dl
 
 ROOT_ENV_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 DEFAULT_ROOTS = ("/usr/local/Ascend/cann", "/usr/local/Ascend/ascend-toolkit/latest")
 
-RUNTIME_NAMES = ("libascendcl.so", "libacl_rt.so")     # libacl_rt: the newer split runtime
+# CANN 9 recommends libacl_rt.so and keeps libascendcl.so as a compatibility library (acl_abi.md 1.8)
+RUNTIME_NAMES = ("libacl_rt.so", "libascendcl.so")
 NNOPBASE_NAME = "libnnopbase.so"
-OPAPI_SPLIT = ("libopapi_nn.so", "libopapi_math.so")  # nn holds the pooling ops; math if present
+OPAPI_SPLIT_GLOB = "libopapi_*.so"                    # one per operator repo: libopapi_nn.so holds the pooling ops
+OPAPI_NN = "libopapi_nn.so"                           # ops-nn: holds the five pooling ops
 OPAPI_LEGACY = "libopapi.so"                          # aggregate library of older CANN
+OPAPI_FEATURE = ("libaclnn_ops_infer.so", "libaclnn_ops_train.so", "libaclnn_math.so",
+                 "libaclnn_sparse.so", "libaclnn_fft.so", "libaclnn_rand.so")   # oldest layout
 
 
 def arch_dir() -> str:
@@ -75,15 +85,37 @@ def discover(env=None, defaults=None) -> Discovery:
     return found
 
 
+def op_library_candidates(root: Path, tried: list[str]) -> tuple[list[Path], list[Path]]:
+    """(split libraries, fallbacks) in op-plugin's search order (acl_abi.md 1.4). op-plugin takes
+    the split libraries in directory order; they are sorted here so that runs are reproducible."""
+    split: list[Path] = []
+    for d in lib_dirs(root):
+        tried.append(str(d / OPAPI_SPLIT_GLOB))
+        split += sorted(p for p in d.glob(OPAPI_SPLIT_GLOB) if p.is_file())
+    fallbacks = [p for p in (_find_first(root, (name,), tried) for name in (OPAPI_LEGACY, *OPAPI_FEATURE)) if p]
+    return split, fallbacks
+
+
+def library_paths(root: Path) -> list[Path]:
+    """Every library load() could open from `root`, in its order: the runtime names, nnopbase,
+    then the op libraries (for the doctor, which inspects them without loading)."""
+    tried: list[str] = []
+    runtime = [p for p in (_find_first(root, (n,), tried) for n in RUNTIME_NAMES) if p]
+    nnopbase = [p for p in (_find_first(root, (NNOPBASE_NAME,), tried),) if p]
+    split, fallbacks = op_library_candidates(root, tried)
+    return runtime + nnopbase + split + fallbacks
+
+
 @dataclass
 class Libraries:
     root: Path
     runtime_path: Path
     nnopbase_path: Path
-    opapi_paths: list[Path]
+    opapi_paths: list[Path]                 # op libraries opened so far, in search order
     runtime: ctypes.CDLL
     nnopbase: ctypes.CDLL
     opapi: list[ctypes.CDLL]
+    opapi_pending: list[Path] = field(default_factory=list)   # fallbacks, opened only when needed
 
     @property
     def is_software_cann(self) -> bool:
@@ -91,13 +123,34 @@ class Libraries:
         return hasattr(self.runtime, "swcannGetStats")
 
     def op_function(self, name: str):
-        """An aclnn entry point from the opapi libraries (first that exports it), or None."""
+        """An aclnn entry point from the op libraries (first in search order that exports it), or None.
+        Fallback libraries are opened one by one only while the name is still not found."""
         for lib in self.opapi:
             try:
                 return getattr(lib, name)
             except AttributeError:
                 continue
+        while self.opapi_pending:
+            path = self.opapi_pending.pop(0)
+            lib = _open(path)
+            self.opapi.append(lib)
+            self.opapi_paths.append(path)
+            if hasattr(lib, name):
+                return getattr(lib, name)
         return None
+
+    def provider(self, name: str) -> Path | None:
+        """Path of the op library that exports `name` (after op_function found it)."""
+        for path, lib in zip(self.opapi_paths, self.opapi):
+            if hasattr(lib, name):
+                return path
+        return None
+
+    @property
+    def pooling_library(self) -> Path:
+        """The library the run names: the five ops are ops-nn ops (acl_abi.md 1.3), so libopapi_nn.so
+        when present, else the first op library opened."""
+        return next((p for p in self.opapi_paths if p.name == OPAPI_NN), self.opapi_paths[0])
 
     def paths(self) -> dict[str, str]:
         return {"root": str(self.root), "runtime": str(self.runtime_path),
@@ -120,28 +173,22 @@ def _apply_prototypes(lib: ctypes.CDLL, path: Path, group: str) -> None:
 
 def _open(path: Path) -> ctypes.CDLL:
     try:
-        # RTLD_GLOBAL: libnnopbase / libopapi resolve runtime symbols against what is already loaded
-        return ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
-    except OSError as e:
-        raise HarnessConfigError(f"cannot load {path}: {e} (its dependencies may need LD_LIBRARY_PATH "
-                                 f"from set_env.sh)") from None
+        return dl.open_library(path)
+    except dl.DlopenError as e:
+        raise HarnessConfigError(f"cannot load {path}: {e} (its dependencies resolve only through "
+                                 f"LD_LIBRARY_PATH, which set_env.sh sets)") from None
 
 
 def load(found: Discovery) -> Libraries:
-    """Load runtime -> nnopbase -> opapi from the discovered root, by absolute path."""
+    """Load runtime -> nnopbase -> op libraries from the discovered root, by absolute path."""
     if found.root is None:
         raise HarnessConfigError(f"no CANN found (no {' or '.join(RUNTIME_NAMES)}); {found.describe_search()}")
     root, tried = found.root, found.tried
     runtime_path = _find_first(root, RUNTIME_NAMES, tried)
     nnopbase_path = _find_first(root, (NNOPBASE_NAME,), tried)
-    nn = _find_first(root, OPAPI_SPLIT[:1], tried)
-    if nn is not None:
-        math = _find_first(root, OPAPI_SPLIT[1:], tried)
-        opapi_paths = [nn] + ([math] if math else [])
-    else:
-        legacy = _find_first(root, (OPAPI_LEGACY,), tried)
-        opapi_paths = [legacy] if legacy else []
-    missing = [n for n, p in ((NNOPBASE_NAME, nnopbase_path), (f"{OPAPI_SPLIT[0]} or {OPAPI_LEGACY}", opapi_paths))
+    split, fallbacks = op_library_candidates(root, tried)
+    missing = [n for n, p in ((NNOPBASE_NAME, nnopbase_path),
+                              (f"{OPAPI_SPLIT_GLOB}, {OPAPI_LEGACY} or {OPAPI_FEATURE[0]}", split + fallbacks))
                if not p]
     if runtime_path is None or missing:
         raise HarnessConfigError(f"CANN root {root} (from {found.source}) lacks {', '.join(missing)}; "
@@ -150,8 +197,10 @@ def load(found: Discovery) -> Libraries:
     _apply_prototypes(runtime, runtime_path, "runtime")
     nnopbase = _open(nnopbase_path)
     _apply_prototypes(nnopbase, nnopbase_path, "nnopbase")
-    opapi = [_open(p) for p in opapi_paths]
-    return Libraries(root, runtime_path, nnopbase_path, opapi_paths, runtime, nnopbase, opapi)
+    first = split or fallbacks[:1]       # every split library up front, as op-plugin does
+    pending = fallbacks[len(first) if not split else 0:]
+    return Libraries(root, runtime_path, nnopbase_path, list(first), runtime, nnopbase,
+                     [_open(p) for p in first], pending)
 
 
 def cann_version(root: Path) -> str:

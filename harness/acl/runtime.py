@@ -47,6 +47,7 @@ class Session:
         self.owns_init = owns_init          # False: someone else (e.g. torch_npu) called aclInit first
         self.stream = ctypes.c_void_p()
         self.soc_name: str | None = None
+        self.deterministic_options: dict[str, str] = {}     # scope -> value read back (--deterministic)
         self.closed = False
         self._threads = {threading.get_ident()}
 
@@ -163,12 +164,7 @@ def _set_device(libs: Libraries, device, worker) -> tuple[int, int]:
 def _configure(session: Session) -> None:
     libs, rt = session.libs, session.libs.runtime
     if session.deterministic:
-        if not hasattr(rt, "aclrtCtxSetSysParamOpt"):
-            raise HarnessConfigError(f"--deterministic: {libs.runtime_path} has no aclrtCtxSetSysParamOpt")
-        ret = rt.aclrtCtxSetSysParamOpt(abi.ACL_OPT_DETERMINISTIC, 1)
-        if ret != abi.ACL_SUCCESS:
-            raise HarnessConfigError(f"--deterministic: aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1) "
-                                     f"failed with {ret}: {recent_error(libs)}")
+        session.deterministic_options = _set_deterministic(libs)
     ret = rt.aclrtCreateStream(ctypes.byref(session.stream))
     if ret != abi.ACL_SUCCESS:
         raise HarnessConfigError(f"aclrtCreateStream failed with {ret}: {recent_error(libs)}")
@@ -176,6 +172,34 @@ def _configure(session: Session) -> None:
     if not raw:
         raise HarnessConfigError(f"aclrtGetSocName() returned NULL: {recent_error(libs)}")
     session.soc_name = raw.decode("utf-8", errors="replace")
+
+
+# Deterministic mode as torch_npu applies it (acl_abi.md 3.3, 1.8): the process-level option, which
+# current opbase reads, and the context-level one, which older CANN reads. Both are set and read back.
+_DETERMINISTIC_SCOPES = (("process", "aclrtSetSysParamOpt", "aclrtGetSysParamOpt"),
+                         ("context", "aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt"))
+
+
+def _set_deterministic(libs: Libraries) -> dict[str, str]:
+    """Set ACL_OPT_DETERMINISTIC=1 at both levels; returns {scope: what was read back} for the report.
+    A CANN that lacks one of the two functions gets the other; lacking both is an error."""
+    rt, recorded = libs.runtime, {}
+    for scope, setter, getter in _DETERMINISTIC_SCOPES:
+        if not hasattr(rt, setter):
+            recorded[scope] = f"not set ({setter} not exported by {libs.runtime_path.name})"
+            continue
+        ret = getattr(rt, setter)(abi.ACL_OPT_DETERMINISTIC, 1)
+        if ret != abi.ACL_SUCCESS:
+            raise HarnessConfigError(f"--deterministic: {setter}(ACL_OPT_DETERMINISTIC, 1) failed with {ret}: "
+                                     f"{recent_error(libs)}")
+        value = ctypes.c_int64(-1)
+        read = getattr(rt, getter)(abi.ACL_OPT_DETERMINISTIC, ctypes.byref(value)) if hasattr(rt, getter) else None
+        recorded[scope] = f"ACL_OPT_DETERMINISTIC={value.value} ({setter}" + \
+            (f"; {getter} returned {read})" if read not in (None, abi.ACL_SUCCESS) else ")")
+    if all(v.startswith("not set") for v in recorded.values()):
+        raise HarnessConfigError(f"--deterministic: {libs.runtime_path} exports neither aclrtSetSysParamOpt "
+                                 f"nor aclrtCtxSetSysParamOpt")
+    return recorded
 
 
 def close_session() -> list[str]:

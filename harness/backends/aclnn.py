@@ -11,8 +11,8 @@ import os
 import sys
 import time
 
-from .. import dtypes, families
-from ..acl import abi, loader, runtime
+from .. import dtypes, environment, families
+from ..acl import abi, loader, runtime, setenv
 from ..acl.objects import CaseObjects
 from ..errors import HarnessConfigError
 from ..inputs import Arg
@@ -31,18 +31,6 @@ def _warn_software(path, why: str | None) -> None:
         print(f"*** {SWCANN_WARNING} ({path}) ***" + (f"\n*** {why} ***" if why else ""), file=sys.stderr, flush=True)
 
 
-def _build_software_cann() -> str:
-    try:
-        from swcann.build import build
-    except ImportError as e:
-        raise HarnessConfigError(f"no CANN found and the software CANN is not available ({e})") from None
-    try:
-        return str(build())
-    except Exception as e:   # a compiler error is a setup problem: one line, not a traceback
-        text = " ".join(str(e).split()) or type(e).__name__      # one line, however long the compiler talked
-        raise HarnessConfigError(f"no CANN found and building the software CANN failed: {text[:1500]}") from None
-
-
 def _export_cann_env(root) -> None:
     """What set_env.sh would export, where the user did not (spec 1.5, 1.6): nnopbase finds its
     kernels through ASCEND_HOME_PATH/opp_latest or ASCEND_OPP_PATH (else 561107 at phase 1)."""
@@ -52,22 +40,10 @@ def _export_cann_env(root) -> None:
 
 
 def find_libraries(no_sw_fallback: bool) -> tuple[loader.Libraries, loader.Discovery, str | None]:
-    """Discover a CANN; with none, build the software CANN and discover *that* the same way (as if
-    ASCEND_HOME_PATH pointed at it). The variable is exported so child processes (xdist workers,
-    subprocesses) find the same root without rebuilding.
-    Returns (libs, discovery, why the software CANN was built or None)."""
-    found = loader.discover()
-    fallback = None
-    if found.root is None:
-        if no_sw_fallback:
-            raise HarnessConfigError(f"--no-sw-fallback: no CANN found; {found.describe_search()}")
-        fallback = f"no CANN found, built the software CANN; {found.describe_search()}"
-        built = _build_software_cann()
-        os.environ["ASCEND_HOME_PATH"] = built
-        found = loader.discover()
-        if found.root is None:
-            raise HarnessConfigError(f"the software CANN built at {built} has no runtime library; "
-                                     f"{found.describe_search()}")
+    """The chosen CANN (environment.choose_root: the software CANN when none is installed), loaded once
+    its set_env.sh is known to be applied. Returns (libs, discovery, why the software CANN was built or None)."""
+    found, fallback = environment.choose_root(no_sw_fallback)
+    setenv.require_applied(found.root)       # one line naming the set_env.sh to source, never a dlopen traceback
     return loader.load(found), found, fallback
 
 
@@ -97,7 +73,7 @@ class AclnnBackend:
             if not shared:
                 runtime.close_session()     # leave the process as we found it
             raise
-        self.info = BackendInfo("aclnn", str(libs.opapi_paths[0]), f"npu:{self.session.device_id}",
+        self.info = BackendInfo("aclnn", str(libs.pooling_library), f"npu:{self.session.device_id}",
                                 self.session.soc_name, family, simulated=software,
                                 version=loader.cann_version(libs.root), details=self._details(found, fallback))
         self._entry_points: dict[str, tuple] = {}
@@ -190,6 +166,9 @@ class AclnnBackend:
                    "names_checks": software, "deterministic": self.session.deterministic,
                    "device_count": self.session.device_count,
                    "ASCEND_OPP_PATH": os.environ.get("ASCEND_OPP_PATH")}
+        details.update(setenv.facts(libs.root))            # which set_env.sh, how applied, the variables
+        details.update({f"deterministic_{scope}": value
+                        for scope, value in self.session.deterministic_options.items()})
         if software:
             details["software_cann_built"] = fallback is not None
             if fallback:

@@ -49,7 +49,9 @@ class BackendInfo:
 def banner(properties: dict[str, str]) -> str:
     """One line saying what produced the results; built from the string properties
     so the xdist controller, which has no backend, prints the same line."""
-    kind = "SIMULATED (not hardware)" if properties.get("simulated") == "true" else "HARDWARE"
+    # HARDWARE only when a backend said so: missing provenance is never read as hardware
+    kind = {"true": "SIMULATED (not hardware)", "false": "HARDWARE"}.get(properties.get("simulated"),
+                                                                        "UNKNOWN PROVENANCE")
     shown = ("backend", "device", "library", "soc_name", "family", "backend_version")
     return f"{kind}: " + " ".join(f"{k}={properties[k]}" for k in shown if properties.get(k))
 

@@ -4,6 +4,7 @@ Drawing values from them is the inputs layer's job (harness/inputs/values.py).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 KINDS = ("uniform", "normal", "small_int", "constant")
@@ -33,6 +34,12 @@ class Distribution:
         return self.per_tensor.get(tensor, self)
 
 
+def _finite_number(v) -> bool:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return abs(v) < 1e308 if isinstance(v, int) else math.isfinite(v)   # a huge int overflows float()
+
+
 def parse(name: str, spec: dict, named: dict[str, "Distribution"] | None = None) -> Distribution:
     """Build a Distribution from a (validated) spec; raises ValueError with the offending key."""
     named = named or {}
@@ -45,11 +52,20 @@ def parse(name: str, spec: dict, named: dict[str, "Distribution"] | None = None)
     for key in required:
         if key not in params:
             raise ValueError(f"{kind} needs {key!r}")
+    for key, v in params.items():
+        if key not in required:
+            raise ValueError(f"{kind} takes {', '.join(required)}, not {key!r}")
+        if not _finite_number(v):
+            raise ValueError(f"{key} must be a finite number, got {v!r}")
+        if kind == "small_int" and not (isinstance(v, int) and abs(v) < 1 << 62):
+            raise ValueError(f"small_int {key} must be an integer below 2^62 in size, got {v!r}")
     if kind in ("uniform", "small_int") and not params["low"] <= params["high"]:
         raise ValueError(f"low {params['low']} > high {params['high']}")
+    if kind == "normal" and params["std"] < 0:
+        raise ValueError(f"std {params['std']} < 0")
     special = spec.get("special") or {}
-    fraction = float(special.get("fraction", 0.0))
-    if not 0.0 <= fraction <= 1.0:
+    fraction = special.get("fraction", 0.0)
+    if not _finite_number(fraction) or not 0.0 <= fraction <= 1.0:
         raise ValueError(f"special.fraction {fraction} not in [0, 1]")
     values = tuple(str(v) for v in special.get("values", SPECIALS if fraction else ()))
     for v in values:
@@ -58,7 +74,7 @@ def parse(name: str, spec: dict, named: dict[str, "Distribution"] | None = None)
     per_tensor = {}
     for tensor, ref in (spec.get("tensors") or {}).items():
         per_tensor[tensor] = resolve(ref, named)
-    return Distribution(name, kind, params, fraction, values, per_tensor)
+    return Distribution(name, kind, params, float(fraction), values, per_tensor)
 
 
 def resolve(ref: str, named: dict[str, Distribution]) -> Distribution:

@@ -7,12 +7,31 @@ problem is a CaseFileError naming the file, the group and the field.
 from __future__ import annotations
 
 import itertools
+import math
 
 from .. import dtypes, families, formats
 from ..errors import CaseFileError
 from . import distributions, ids
 from .spec import LAYOUTS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
 from .vocabulary import Vocabulary
+
+
+# Bounds on what a case file may ask for. Values travel through the ABI as int64; a valid
+# case (and an invalid group's base, from which valid inputs are prepared first) is
+# allocated, so its element count is capped (the largest real case has 16.8 M elements).
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+MAX_RANK = 32
+MAX_ELEMENTS = 1 << 27
+MAX_ARRAY_LEN = 64                 # int_array attributes
+MAX_CASES = 100_000                # per file: twice the synthetic 50,000-case file of benchmarks/bench_suite.py;
+                                   # the real files expand to 200-350
+# aclnnStatus values: 0 and the 161xxx (parameter), 361xxx (runtime), 561xxx (internal) ranges
+# (spec acl_abi.md 4.1); a phase-1 expectation outside them cannot come back from a library.
+STATUS_RANGES = (range(0, 1), range(161000, 162000), range(361000, 362000), range(561000, 562000))
+
+
+def is_status(v) -> bool:
+    return _is_int(v) and any(v in r for r in STATUS_RANGES)
 
 
 class Where:
@@ -32,10 +51,16 @@ class Where:
                 raise self.error(f"unknown SoC family {n!r}; valid: {', '.join(families.FAMILIES)}", fld)
         return tuple(names)
 
+    def status_value(self, fld, v) -> int:
+        if not is_status(v):
+            raise self.error(f"status {v!r} is not an aclnn status (0, 161xxx, 361xxx or 561xxx)", fld)
+        return v
+
     def status(self, fld, spec, fams) -> dict:
         if isinstance(spec, int):
-            return {f: spec for f in fams}
-        for k in spec:
+            return {f: self.status_value(fld, spec) for f in fams}
+        for k, v in spec.items():
+            self.status_value(f"{fld}.{k}", v)
             if k != "others" and k not in families.FAMILIES:
                 raise self.error(f"unknown SoC family {k!r} in status; valid: {', '.join(families.FAMILIES)} "
                                  "or 'others'", fld)
@@ -66,8 +91,22 @@ class Where:
         return name
 
     def shape(self, fld, shape) -> tuple[int, ...]:
+        """A shape that is allocated: dimensions >= 0, at most MAX_ELEMENTS elements."""
+        self.any_shape(fld, shape)
         if any(s < 0 for s in shape):
             raise self.error(f"negative dimension in shape {shape}", fld)
+        if any(s > MAX_ELEMENTS for s in shape) or math.prod(shape) > MAX_ELEMENTS:
+            raise self.error(f"shape {shape} has more than {MAX_ELEMENTS} elements (the cap for cases whose "
+                             "inputs are allocated)", fld)
+        return tuple(shape)
+
+    def any_shape(self, fld, shape) -> tuple[int, ...]:
+        """A shape only described to the library (an invalid scenario's tensor): int64 dimensions."""
+        if len(shape) > MAX_RANK:
+            raise self.error(f"rank {len(shape)} is more than {MAX_RANK}", fld)
+        for d in shape:
+            if not INT64_MIN <= d <= INT64_MAX:
+                raise self.error(f"dimension {d} does not fit int64", fld)
         return tuple(shape)
 
     def standard(self, fld, name, dtype=None) -> str:
@@ -129,6 +168,10 @@ class Where:
         if kind == "int_array":
             if v is not None and not (isinstance(v, list) and all(_is_int(x) for x in v)):
                 raise self.error(f"{name} must be a list of integers (or null), got {v!r}", where)
+            if v is not None and len(v) > MAX_ARRAY_LEN:
+                raise self.error(f"{name} has {len(v)} entries, more than {MAX_ARRAY_LEN}", where)
+            if v is not None and not all(INT64_MIN <= x <= INT64_MAX for x in v):
+                raise self.error(f"{name} entries must fit int64, got {v!r}", where)
             return None if v is None else list(v)
         want = SCALAR_KINDS[kind]
         if want is bool:
@@ -141,6 +184,10 @@ class Where:
             raise self.error(f"{name} must be {kind}, got {v!r}", where)
         if kind == "int8" and not -128 <= v <= 127:
             raise self.error(f"{name} must fit int8, got {v}", where)
+        if kind == "int64" and not INT64_MIN <= v <= INT64_MAX:
+            raise self.error(f"{name} must fit int64, got {v}", where)
+        if kind == "double" and isinstance(v, int) and not -1e308 < v < 1e308:
+            raise self.error(f"{name} must fit a C double, got an integer of {len(str(abs(v)))} digits", where)
         return v
 
     def deviations(self, g) -> tuple[Deviation, ...]:
@@ -161,6 +208,10 @@ def _is_int(v) -> bool:
 def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> list[Case]:
     name, m = g["name"], g["matrix"]
     w = Where(path, name, vocab)
+    count = math.prod(len(m[k]) for k in ("shape", "dtype", "index_dtype", "format", "layout", "values", "attrs")
+                      if k in m)
+    if count > MAX_CASES:       # before looking at any entry: the lists may be long
+        raise w.error(f"the matrix expands to {count} cases, more than {MAX_CASES}", "matrix")
     fams = w.families("families", g.get("families", op.families))
     status = w.status("status", g.get("status", 0), fams)
     standard = w.standard("standard", g.get("standard", op.standard))
@@ -197,37 +248,55 @@ def _tensor_changes(w: Where, fld: str, changes: dict, op: OpSpec) -> dict:
             w.format(f"{fld}.tensors.{t}.format", ch["format"])
         if "layout" in ch:
             w.layout(f"{fld}.tensors.{t}.layout", ch["layout"])
+        if "shape" in ch:
+            w.any_shape(f"{fld}.tensors.{t}.shape", ch["shape"])
         out[t] = ch
     return out
+
+
+def _agrees_with_check(w: Where, fld: str, status: dict, check) -> None:
+    """A scenario aimed at check Bx expects Bx's status, or 0 where a family accepts the call
+    (e.g. a dtype only 950 supports); any other status means the scenario or the check is wrong."""
+    if check is None or check.status is None:
+        return
+    for fam, s in status.items():
+        if s not in (0, check.status):
+            raise w.error(f"status {s} on {fam} disagrees with check {check.id}, which returns {check.status} "
+                          "(or 0 where the family accepts the call)", f"{fld}.status")
 
 
 def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> list[Case]:
     name, block = g["name"], g["invalid"]
     w = Where(path, name, vocab)
     group_fams = w.families("families", g.get("families", op.families))
-    check_ids = {c.id for c in op.checks}
+    checks = {c.id: c for c in op.checks}
     nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")}
     cases = []
     for i, sc in enumerate(block["scenarios"]):
         fld = f"invalid.scenarios.{i}"
-        base = dict(block["base"], **(sc.get("base") or {}))
+        changed = sc.get("base") or {}
+        base = dict(block["base"], **changed)
+
+        def src(key):       # where a base value came from: the scenario's changes or the group's base
+            return f"{fld}.base.{key}" if key in changed else f"invalid.base.{key}"
         fams = w.families(f"{fld}.families", sc.get("families", group_fams))
         status = w.status(f"{fld}.status", sc["status"], fams)
-        if sc.get("check") is not None and op.checks and sc["check"] not in check_ids:
+        if sc.get("check") is not None and op.checks and sc["check"] not in checks:
             raise w.error(f"check {sc['check']!r} is not declared in 'checks'", f"{fld}.check")
+        _agrees_with_check(w, fld, status, checks.get(sc.get("check")))
         null = sc.get("null")
         if null is not None and null not in nullable:
             raise w.error(f"null names {null!r}, which is not a tensor or int_array parameter", f"{fld}.null")
         changes = _tensor_changes(w, fld, sc.get("tensors"), op)
-        attrs = w.attrs("invalid.base.attrs", base["attrs"], op)
+        attrs = w.attrs(src("attrs"), base["attrs"], op)
         attr_changes = w.attrs(f"{fld}.attrs", sc.get("attrs") or {}, op, partial=True)
-        dt = w.dtype("invalid.base.dtype", base["dtype"])
-        idt = w.dtype("invalid.base.index_dtype", base["index_dtype"]) if base.get("index_dtype") else None
-        fmt = w.formats("invalid.base.format", base.get("format", "ND"), op)
-        lay = w.layouts("invalid.base.layout", base.get("layout", "contiguous"), op)
-        dist = w.distribution("invalid.base.values", base.get("values", "uniform"), named)
+        dt = w.dtype(src("dtype"), base["dtype"])
+        idt = w.dtype(src("index_dtype"), base["index_dtype"]) if base.get("index_dtype") else None
+        fmt = w.formats(src("format"), base.get("format", "ND"), op)
+        lay = w.layouts(src("layout"), base.get("layout", "contiguous"), op)
+        dist = w.distribution(src("values"), base.get("values", "uniform"), named)
         label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
-        cases.append(Case(op, name, f"{name}[{label}]", "invalid", w.shape("invalid.base.shape", base["shape"]),
+        cases.append(Case(op, name, f"{name}[{label}]", "invalid", w.shape(src("shape"), base["shape"]),
                           dt, idt, fmt, lay, attrs, dist, fams, status, op.standard, g.get("tier", "default"),
                           sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes)))
     return cases

@@ -1,4 +1,4 @@
-"""Read one case file: YAML, schema, the operator's description, then expansion.
+"""Read one case file: bounded YAML (source.py), schema, the operator's description, then expansion.
 
 `load(path, vocab)` returns (OpSpec, [Case]) or raises CaseFileError, whose
 str() is one line naming the file, the group and the field.
@@ -12,8 +12,8 @@ import jsonschema
 import yaml
 
 from ..errors import CaseFileError
-from . import distributions
-from .expand import Where, expand_invalid, expand_matrix
+from . import distributions, source
+from .expand import MAX_CASES, Where, expand_invalid, expand_matrix
 from .spec import Check, OpSpec, Param
 from .vocabulary import Vocabulary
 
@@ -26,6 +26,10 @@ def _validator():
     return jsonschema.Draft202012Validator(schema)
 
 
+def _field(loc) -> str | None:
+    return ".".join(str(x) for x in loc) or None
+
+
 def _schema_error(path, doc, err) -> CaseFileError:
     loc = list(err.absolute_path)
     group = None
@@ -34,11 +38,10 @@ def _schema_error(path, doc, err) -> CaseFileError:
         g = groups[loc[1]] if loc[1] < len(groups) else {}
         group = g.get("name", f"#{loc[1]}") if isinstance(g, dict) else f"#{loc[1]}"
         loc = loc[2:]
-    fld = ".".join(str(x) for x in loc) or None
     msg = err.message
     if err.validator == "oneOf" and "matrix" in str(err.schema):
         msg = "a group needs exactly one of 'matrix' or 'invalid'"
-    return CaseFileError(path, msg, group, fld)
+    return CaseFileError(path, msg, group, _field(loc))
 
 
 def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
@@ -58,7 +61,8 @@ def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
 
 def _checks(w: Where, doc, fams) -> tuple[Check, ...]:
     checks = tuple(Check(c["id"], c["what"], w.families(f"checks.{i}.families", c.get("families", fams)),
-                         c.get("status"), c.get("untestable"))
+                         None if c.get("status") is None else w.status_value(f"checks.{i}.status", c["status"]),
+                         c.get("untestable"))
                    for i, c in enumerate(doc.get("checks") or []))
     ids = [c.id for c in checks]
     dup = {x for x in ids if ids.count(x) > 1}
@@ -89,9 +93,12 @@ def _op_spec(path, doc, vocab: Vocabulary) -> OpSpec:
                   tuple(doc.get("channel_last_formats", [])), checks, str(path), tuple(input_attrs))
 
 
-def _named_distributions(path, doc) -> dict:
-    named = {}
+def _named_distributions(path, doc, op: OpSpec) -> dict:
+    named, tensors = {}, {p.name for p in op.tensor_params}
     for name, spec in (doc.get("distributions") or {}).items():
+        for t in spec.get("tensors") or {}:
+            if t not in tensors:
+                raise CaseFileError(path, f"unknown tensor {t!r}", None, f"distributions.{name}.tensors")
         try:
             named[name] = distributions.parse(name, spec, named)
         except ValueError as e:
@@ -101,7 +108,11 @@ def _named_distributions(path, doc) -> dict:
 
 def _read_yaml(path: Path):
     try:
-        return yaml.safe_load(path.read_text())
+        return source.parse(source.read(path))
+    except source.SourceProblem as e:
+        loc = list(e.path[2:] if e.group is not None else e.path)
+        where = f" (line {e.line})" if e.line else ""
+        raise CaseFileError(path, e.message + where, e.group, _field(loc)) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -121,7 +132,7 @@ def load(path, vocab: Vocabulary):
     if errors:
         raise _schema_error(path, doc, max(errors, key=lambda e: len(list(e.absolute_path))))
     op = _op_spec(path, doc, vocab)
-    named = _named_distributions(path, doc)
+    named = _named_distributions(path, doc, op)
     cases, names = [], set()
     for g in doc["groups"]:
         if g["name"] in names:
@@ -129,6 +140,8 @@ def load(path, vocab: Vocabulary):
         names.add(g["name"])
         expand = expand_matrix if "matrix" in g else expand_invalid
         cases.extend(expand(path, op, g, named, vocab))
+        if len(cases) > MAX_CASES:
+            raise CaseFileError(path, f"the file expands to more than {MAX_CASES} cases", g["name"], None)
     seen = set()
     for c in cases:
         if c.name in seen:

@@ -41,8 +41,12 @@ def sha256_file(path) -> str | None:
 
 
 def library_paths(props: dict) -> dict[str, str]:
-    """role -> path of each library a backend loaded (aclnn: runtime, nnopbase, opapi)."""
-    out = {k: str(props[k]) for k in LIBRARY_KEYS if props.get(k)}
+    """role -> path of each library a backend loaded (aclnn: runtime, nnopbase, opapi; several
+    op libraries, listed with ', ', become opapi, opapi_2, ...)."""
+    out = {}
+    for key in LIBRARY_KEYS:
+        for n, path in enumerate(p.strip() for p in str(props.get(key) or "").split(", ") if p.strip()):
+            out[key if n == 0 else f"{key}_{n + 1}"] = path
     if not out and props.get("library") and os.path.isfile(str(props["library"])):
         out["library"] = str(props["library"])
     return out
@@ -109,7 +113,11 @@ def collect(props: dict, *, root: Path, case_files, argv: list[str], started: st
 
 
 def opapi_hash(identity: dict) -> str | None:
-    """The hash that names 'which operator library': libopapi where there is one, else any library."""
+    """The hash that names 'which operator libraries': of the libopapi* files where there are some
+    (one: its own sha256), else of every library."""
     libs, hashes = identity.get("libraries") or {}, identity.get("library_sha256") or {}
-    path = libs.get("opapi") or next(iter(libs.values()), None)
-    return hashes.get(path) if path else None
+    paths = [p for role, p in sorted(libs.items()) if role.startswith("opapi")] or [p for _, p in sorted(libs.items())]
+    shas = [hashes.get(p) for p in paths]
+    if not shas or None in shas:
+        return None
+    return shas[0] if len(shas) == 1 else hashlib.sha256("".join(shas).encode()).hexdigest()

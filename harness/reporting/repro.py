@@ -4,8 +4,9 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-# Switches that the harness itself sets for the software CANN; a user's value is kept, ours is not.
-_HARNESS_SET = ("ASCEND_HOME_PATH", "ASCEND_OPP_PATH")
+# The software CANN is found (and built) by the harness itself, which then applies its set_env.sh:
+# the install's ASCEND_* paths it exports are not switches, and a repro must not pin a build directory.
+_KEPT_FOR_SOFTWARE_CANN = ("ASCEND_RT_VISIBLE_DEVICES",)
 
 
 def command(nodeid: str, props: dict, switches: dict[str, str], root: Path | None = None) -> str:
@@ -14,8 +15,9 @@ def command(nodeid: str, props: dict, switches: dict[str, str], root: Path | Non
     The node id selects the case and nothing else (unlike -k, whose expression language cannot
     hold the brackets of a case id); --tier all keeps a slow case from being deselected; -n 0
     runs it in this process so a crash shows its own traceback."""
+    software = props.get("software_cann") == "True"
     env = {k: v for k, v in switches.items()
-           if not (k in _HARNESS_SET and props.get("software_cann_built") == "True")}
+           if not (software and k.startswith("ASCEND_") and k not in _KEPT_FOR_SOFTWARE_CANN)}
     runner = "./run suite" if root is not None and (Path(root) / "run").is_file() else "python -m pytest"
     args = [nodeid, "--backend", props.get("backend") or "torch"]
     if props.get("family"):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from ..backends.base import banner
 from . import baseline as bl, execute, identity, records as rec_mod, repro, shard as shard_mod
 from .gate import apply as gate_apply, is_gate_failure
 from .session import Recorder, default_dir
@@ -137,7 +138,6 @@ class RunReporting:
 
     def _recorder(self, props: dict) -> Recorder:
         if self.recorder is None:
-            from ..backends.base import banner
             case_files = sorted((self.root / "cases").glob("*.yaml"))
             self.recorder = Recorder(self.report_dir(props), banner(props), props, root=self.root, argv=self.argv,
                                      case_files=case_files, extra=self.extra, html=self.settings.html,
@@ -164,7 +164,11 @@ class RunReporting:
                       "backend": {k: v for k, v in props.items() if k not in ("case_id", "op")} or base_props}
         else:
             return None
-        self._recorder(record.get("backend") or base_props).add(record)
+        recorder = self._recorder(record.get("backend") or base_props)
+        if "simulated" not in recorder.properties and "simulated" in (record.get("backend") or {}):
+            # the first report was a crashed worker's bare one: take the facts from the first that has them
+            recorder.set_properties(record["backend"])
+        recorder.add(record)
         return record
 
     def _crash_record(self, nodeid: str, props: dict) -> dict:

@@ -20,6 +20,9 @@ aclError core_fail(aclError ret, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void core_set_last_error(aclError e);
 
+/* libascend_hal.so (the driver tree, src/driver/): physical device count, 0 on success */
+int drvGetDevNum(uint32_t *num_dev);
+
 /* soc.c */
 const swc_soc_info *soc_resolve(const char *value); /* NULL: invalid */
 const swc_soc_info *soc_current(void);               /* cached; NULL if SWCANN_SOC invalid */

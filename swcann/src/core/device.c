@@ -75,22 +75,20 @@ aclError rt_need_device(const char *api, int *dev)
                      "%s: no current context in this thread (call aclrtSetDevice)", api);
 }
 
-/* SWCANN_DEVICE_COUNT (default 1) physical devices, filtered and re-indexed by
- * ASCEND_RT_VISIBLE_DEVICES: parsing stops at the first invalid character or id,
- * duplicates are an error (EE2002) -- acl_abi.md 6. */
+/* The physical devices the driver reports (libascend_hal.so: SWCANN_DEVICE_COUNT,
+ * default 1), filtered and re-indexed by ASCEND_RT_VISIBLE_DEVICES: parsing stops
+ * at the first invalid character or id, duplicates are an error (EE2002) --
+ * acl_abi.md 6. */
 static int parse_devices(int *count, char *why, size_t n)
 {
-    const char *e = getenv("SWCANN_DEVICE_COUNT");
-    long phys = 1;
-    if (e && *e) {
-        char *end;
-        phys = strtol(e, &end, 10);
-        if (*end || phys < 1 || phys > SWC_MAX_DEVICES) {
-            snprintf(why, n, "Value '%s' for env SWCANN_DEVICE_COUNT is invalid. Reason: must be "
-                     "an integer in [1, %d].", e, SWC_MAX_DEVICES);
-            return -1;
-        }
+    uint32_t num = 0;
+    if (drvGetDevNum(&num) != 0 || num > SWC_MAX_DEVICES) {
+        const char *e = getenv("SWCANN_DEVICE_COUNT");
+        snprintf(why, n, "Value '%s' for env SWCANN_DEVICE_COUNT is invalid. Reason: must be "
+                 "an integer in [1, %d].", e ? e : "", SWC_MAX_DEVICES);
+        return -1;
     }
+    long phys = (long)num;
     const char *v = getenv("ASCEND_RT_VISIBLE_DEVICES");
     if (!v || !*v) { *count = (int)phys; return 0; }
     int seen[SWC_MAX_DEVICES] = {0}, cnt = 0;
@@ -368,12 +366,12 @@ ACL_FUNC_VISIBILITY aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *va
     return opt_get("aclrtGetSysParamOpt", opt, value, 0);
 }
 
-/* effective determinism for the calling thread: context value, else process value */
+/* determinism as the op library sees it: current opbase reads the process-level option
+ * (aclrtGetSysParamOpt, acl_abi.md 1.8), so a context-level setting alone does not count */
 int64_t core_deterministic(void)
 {
     pthread_mutex_lock(&g_lock);
-    int d = cur_dev_locked();
-    int64_t v = (d >= 0 && g_ctxopt_set[d][0]) ? g_ctxopt[d][0] : (g_sysopt_set[0] ? g_sysopt[0] : 0);
+    int64_t v = g_sysopt_set[0] ? g_sysopt[0] : 0;
     pthread_mutex_unlock(&g_lock);
     return v;
 }

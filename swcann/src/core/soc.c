@@ -35,11 +35,21 @@ static int g_loaded;
 
 static int is_950_name(const char *v)
 {
-    /* Ascend950PR_xxxx / Ascend950DT_xxxx (cann-dev ini files, 4 alnum chars) */
-    if (strncmp(v, "Ascend950PR_", 12) != 0 && strncmp(v, "Ascend950DT_", 12) != 0) return 0;
-    const char *s = v + 12;
+    /* Ascend950PR_xxxx / Ascend950DT_xxxx (cann-dev ini files, 4 alnum chars), or the earlier
+     * name of the family, Ascend910_95xx (acl_abi.md 1.8) */
+    const char *s;
+    size_t want;
+    if (strncmp(v, "Ascend950PR_", 12) == 0 || strncmp(v, "Ascend950DT_", 12) == 0) {
+        s = v + 12;
+        want = 4;
+    } else if (strncmp(v, "Ascend910_95", 12) == 0) {
+        s = v + 12;
+        want = 2;
+    } else {
+        return 0;
+    }
     size_t n = strlen(s);
-    if (n != 4) return 0;
+    if (n != want) return 0;
     for (size_t i = 0; i < n; i++)
         if (!isalnum((unsigned char)s[i])) return 0;
     return 1;
