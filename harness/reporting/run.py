@@ -155,12 +155,14 @@ class RunReporting:
             if failed and not is_gate_failure(record):
                 record["status"] = record["raw_status"] = Status.FAIL.value          # raised after judging
                 record["reason"] = record["error"] = one_line
+                record["outcome"] = "error"            # the pytest-era word, kept for older readers
         elif failed and ".yaml::" in nodeid and "case_id" not in props:
             record = self._crash_record(nodeid, base_props)                       # the worker died
             record["reason"] = record["error"] = one_line
         elif "case_id" in props and failed:                                       # raised before judging
             record = {"case_id": props["case_id"], "nodeid": nodeid, "op": props.get("op"),
                       "status": Status.FAIL.value, "raw_status": Status.FAIL.value, "reason": one_line,
+                      "outcome": "error",
                       "backend": {k: v for k, v in props.items() if k not in ("case_id", "op")} or base_props}
         else:
             return None
@@ -181,6 +183,7 @@ class RunReporting:
         return {"case_id": f"{op}.{name}", "nodeid": nodeid, "op": op, "family": props.get("family", ""),
                 "dtype": name.split("[", 1)[1].split("-", 1)[0] if "[" in name else None,
                 "status": Status.CRASH.value, "raw_status": Status.CRASH.value, "attempts": [Status.CRASH.value],
+                "outcome": "error",
                 "backend": props, "repro": repro.command(nodeid, props, identity.switches(os.environ), self.root)}
 
     # ---------------------------------------------------------------- the end
