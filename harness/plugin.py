@@ -3,24 +3,37 @@
 The pattern is pytest's own "YAML test files" example: a File collector per
 case file and one Item per expanded case. The command line is read once into
 RunSettings (in the stash); a CaseSession object holds the per-process state
-(backend, recorder) and implements the hooks that need it.
+(case executor, journal, recorder) and implements the hooks that need it.
+
+Cases never run in the pytest process: a supervised worker process runs them
+(harness/execution/), so a crash or a hang in the library costs one case. The
+controller (or the only process) checks the configuration at start-up by opening
+the backend in such a worker, before any case runs, and owns the report directory.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
-from . import backends, families, preflight, provenance
+from . import backends, families, preflight
+from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
-from .judge import load_case_file
+from .execution import journal as journal_mod
+from .execution.deadline import deadline_for
+from .execution.rundir import RunDir
+from .execution.supervisor import CaseExecutor
+from .judge import load_atk_file, load_case_file
 from .judge.cache import GoldenCache
-from .judge.runner import run_case
-from .model import Case
+from .model import Case, atk
 from .reporting.gate import is_gate_failure
 from .reporting.run import ReportSettings, RunReporting, add_options as add_report_options
+from .reporting.session import Recorder
+from .status import Status
 
 _SESSION = pytest.StashKey()
 
@@ -52,6 +65,15 @@ def pytest_addoption(parser):
     g.addoption("--no-reexec", action="store_true",
                 help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
                      "instead of re-executing with it applied")
+    g.addoption("--case-timeout", type=float, default=None, metavar="SECONDS",
+                help="deadline of every case (default: the case file's timeout_s, else sized from the case); "
+                     "a case past it is TIMEOUT and its worker process is replaced")
+    g.addoption("--resume", default=None, metavar="DIR",
+                help="finish an interrupted run: run only the cases without a final record in DIR's journal "
+                     "(DIR is the report directory of that run)")
+    g.addoption("--atk", action="append", default=[], metavar="PATH",
+                help="run ATK case lists (JSON files, or directories of them) as well; alone, instead of tests/. "
+                     "A .json file in a directory named 'atk' is read as one without this option")
     add_report_options(parser.getgroup("aclnn conformance: gating, reruns, shards, reports"))
 
 
@@ -66,8 +88,10 @@ class RunSettings:
     tier: str
     report_dir: str | None
     worker: str | None        # xdist worker id; None in the controller or without xdist
-    golden_cache: str | None
-    prepare_only: bool
+    golden_cache: str | None = None
+    prepare_only: bool = False
+    case_timeout: float | None = None
+    resume: str | None = None
 
     @classmethod
     def from_config(cls, config) -> "RunSettings":
@@ -78,24 +102,19 @@ class RunSettings:
             family = families.check_family(soc) if soc else None
         except families.UnknownSocError as e:
             raise pytest.UsageError(str(e)) from None
+        timeout = config.getoption("case_timeout")
+        if timeout is not None and timeout <= 0:
+            raise pytest.UsageError(f"--case-timeout: must be > 0 seconds, got {timeout:g}")
         return cls(config.getoption("backend"), config.getoption("device"), family,
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
-                   getattr(config, "workerinput", {}).get("workerid"),
-                   config.getoption("golden_cache"), config.getoption("prepare_only"))
+                   getattr(config, "workerinput", {}).get("workerid"), config.getoption("golden_cache"),
+                   config.getoption("prepare_only"), timeout, config.getoption("resume"))
 
-
-def pytest_configure(config):
-    for name, text in (("slow", "slow tier: opt in with --tier slow or --tier all"),
-                       ("valid", "numeric conformance case"), ("invalid", "invalid-parameter (status code) case")):
-        config.addinivalue_line("markers", f"{name}: {text}")
-    for fam in families.FAMILIES:
-        config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
-    session = CaseSession(config, RunSettings.from_config(config))
-    config.stash[_SESSION] = session
-    config.pluginmanager.register(session, "aclnn-case-session")
-    if not session.settings.prepare_only:
-        preflight.check_environment(config, _runs_cases(config))   # may re-exec with set_env.sh applied
+    def backend_settings(self) -> dict:
+        """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
+        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache")
+        return {k: v for k, v in asdict(self).items() if k in keys}
 
 
 @pytest.hookimpl(wrapper=True)
@@ -108,21 +127,100 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+def pytest_configure(config):
+    for name, text in (("slow", "slow tier: opt in with --tier slow or --tier all"),
+                       ("valid", "numeric conformance case"), ("invalid", "invalid-parameter (status code) case")):
+        config.addinivalue_line("markers", f"{name}: {text}")
+    for fam in families.FAMILIES:
+        config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
+    _add_atk_args(config)
+    _one_torch_thread()
+    session = CaseSession(config, RunSettings.from_config(config))
+    config.stash[_SESSION] = session
+    config.pluginmanager.register(session, "aclnn-case-session")
+    if not session.settings.prepare_only:
+        preflight.check_environment(config, _runs_cases(config))   # may re-exec with set_env.sh applied
+    session.configure()
+
+
+def pytest_unconfigure(config):
+    session = config.stash.get(_SESSION, None)
+    if session is not None:
+        session.shutdown()
+
+
+def _one_torch_thread() -> None:
+    """Goldens and forward passes run on small tensors, one case after another (xdist gives the
+    parallelism): torch's intra-op thread pool costs more than it saves there (a 2x3x9x9
+    max_pool2d took 33 ms with 2 threads, 4 us with 1). OMP_NUM_THREADS, when set, wins."""
+    if "OMP_NUM_THREADS" not in os.environ:
+        import torch
+        torch.set_num_threads(1)
+
+
 def pytest_collect_file(parent, file_path):
     if file_path.suffix in (".yaml", ".yml") and file_path.parent.name == "cases":
         return CaseFile.from_parent(parent, path=file_path)
+    if file_path.suffix == ".json" and _is_atk(parent.config, file_path):
+        return AtkFile.from_parent(parent, path=file_path)
     return None
 
 
+# ---------------------------------------------------------------- ATK case lists (harness/model/atk.py)
+
+CASES_DIR = Path(__file__).resolve().parents[1] / "cases"      # the operators' own case files
+
+
+def _add_atk_args(config) -> None:
+    """--atk paths are collected like command-line paths; given alone, they replace testpaths.
+    xdist workers rebuild their config from the original command line, so they do the same."""
+    paths = [str(Path(p).resolve()) for p in config.getoption("atk")]
+    if not paths:
+        return
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        raise pytest.UsageError(f"--atk: no such file or directory: {', '.join(missing)}")
+    from_testpaths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    config.args[:] = paths if from_testpaths else [*config.args, *paths]
+
+
+def _is_atk(config, file_path) -> bool:
+    if file_path.parent.name == "atk":
+        return True
+    given = [Path(p).resolve() for p in config.getoption("atk")]
+    return any(file_path == g or g in file_path.parents for g in given)
+
+
+class AtkFile(pytest.File):
+    def collect(self):
+        try:
+            cases = load_atk_file(self.path, CASES_DIR)
+        except CaseFileError as e:
+            yield CaseFileErrorItem.from_parent(self, name="case-file-error", error=e)
+            return
+        for marker in {c.op.marker for c in cases}:
+            self.config.addinivalue_line("markers", f"{marker}: cases of the operator")
+        for case in cases:
+            yield CaseItem.from_parent(self, name=case.name, case=case)
+
+
 class CaseSession:
-    """Per-process state: the backend (opened on first use, never in the xdist controller)
-    and the recorder (only in the controller, or the one process without xdist)."""
+    """Per-process state. The controller (or the only process) opens the run: it checks the
+    configuration in a case worker, locks the report directory and records results. Every
+    process that runs cases has a case executor (its worker process) and a journal."""
 
     def __init__(self, config, settings: RunSettings):
         self.config, self.settings = config, settings
-        self._backend = None
-        self.cache = GoldenCache(settings.golden_cache) if settings.golden_cache else None
         self.is_controller = not hasattr(config, "workerinput")
+        self.run: dict | None = None          # run id, report dir, backend properties, cases already done
+        self.rundir: RunDir | None = None
+        self.recorder: Recorder | None = None
+        self.executor: CaseExecutor | None = None
+        self.journal: journal_mod.Journal | None = None
+        self.controller_journal: journal_mod.Journal | None = None
+        # --prepare-only fills the cache in this process (no device, no case worker); a run uses
+        # it in its case workers, which report their hits and misses (executor.cache_stats)
+        self.cache = GoldenCache(settings.golden_cache) if settings.prepare_only else None
         try:
             report_settings = ReportSettings.from_options(config.getoption)
         except HarnessConfigError as e:
@@ -134,32 +232,120 @@ class CaseSession:
             extra={"shard": config.getoption("shard"), "reruns": report_settings.reruns,
                    "gate": report_settings.gate, "tier": settings.tier})
 
-    def backend(self):
-        if self._backend is None:
-            try:
-                self._backend = backends.create(self.settings.backend, self.settings)
-            except HarnessConfigError as e:
-                raise pytest.UsageError(str(e)) from None
-        return self._backend
+    # ------------------------------------------------------------ the run
+
+    def configure(self) -> None:
+        if not self.is_controller:
+            self.run = self.config.workerinput.get("aclnn_run")
+            if self.run is not None:
+                self.reporting.directory = Path(self.run["report_dir"])
+            return
+        if self.config.getoption("collectonly") or self.settings.prepare_only or not _runs_cases(self.config):
+            return
+        self._open_run()
+
+    def _open_run(self) -> None:
+        """Everything that can be wrong with the set-up fails here, in one line, before any case runs."""
+        distributed = self.config.getoption("dist", "no") != "no"
+        executor = CaseExecutor(self.settings.backend_settings(), "probe" if distributed else "main")
+        try:
+            properties = executor.start()
+            resume = self.settings.resume
+            directory = Path(resume or self.settings.report_dir or Path(str(self.config.rootpath)) / "reports" /
+                             f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}")
+            self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args])
+        except HarnessConfigError as e:
+            executor.close()
+            raise pytest.UsageError(str(e)) from None
+        state = journal_mod.scan(directory) if resume else journal_mod.State()
+        self.run = {"run_id": self.rundir.run_id, "report_dir": str(directory), "properties": properties,
+                    "done": sorted(state.final), "missing_before": sorted(state.missing)}
+        if distributed:
+            executor.close()             # the workers open their own
+        else:
+            self.executor = executor
+        self.recorder = self.reporting.open_recorder(directory, properties)
+        if self.executor is not None:
+            self.executor.settings["dump_dir"] = self.reporting.dump_dir(properties)
+        self.controller_journal = journal_mod.Journal(directory, self.rundir.run_id, "controller")
+
+    def pytest_configure_node(self, node):
+        """xdist: every worker runs in the controller's run (same report dir, run id, backend facts)."""
+        if self.run is not None:
+            node.workerinput["aclnn_run"] = self.run
+
+    def shutdown(self) -> None:
+        for thing in (self.executor, self.journal, self.controller_journal):
+            if thing is not None:
+                thing.close()
+        self.executor = self.journal = self.controller_journal = None
+        if self.rundir is not None:
+            self.rundir.release()
+            self.rundir = None
+
+    def properties(self) -> dict:
+        return dict(self.run["properties"]) if self.run else {}
+
+    def run_case(self, item) -> dict:
+        """Run one case in this process's case worker, journalled before and after."""
+        if self.run is None:
+            raise pytest.UsageError("case items need a run: point pytest at case files (cases/*.yaml)")
+        if self.executor is None:
+            label = self.settings.worker or "main"
+            settings = {**self.settings.backend_settings(), "dump_dir": self.reporting.dump_dir(self.properties())}
+            self.executor = CaseExecutor(settings, label)
+        case = item.case
+        self.process_journal().started(case.id, item.nodeid, case.op.name)
+        deadline = deadline_for(case, self.settings.case_timeout)
+        try:   # reruns, the record (status, identity, repro, timings), the gate's verdict, the dump
+            record = self.reporting.run_case(case, item.nodeid, self.properties(),
+                                             lambda: self.executor.run(case, deadline))
+        except HarnessConfigError as e:     # a baseline that does not fit this run's target
+            raise pytest.UsageError(str(e)) from None
+        self.journal.finished(record)
+        return record
+
+    def process_journal(self) -> journal_mod.Journal:
+        if self.journal is None:
+            self.journal = journal_mod.Journal(Path(self.run["report_dir"]), self.run["run_id"],
+                                               self.settings.worker or "main")
+        return self.journal
 
     # ------------------------------------------------------------ hooks
+
+    def pytest_sessionstart(self, session):
+        if self.recorder is None:
+            return
+        _add_junit_properties(self.config, self.recorder.properties)    # junitxml is configured after us
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is None:
+            return
+        if self.settings.resume:          # said even with -q: what this run will (re)do
+            tr.write_line(f"resuming run {self.run['run_id']} in {self.run['report_dir']}: {len(self.run['done'])} "
+                          f"case(s) already finished, {len(self.run['missing_before'])} MISSING will run again")
+            for case_id in self.run["missing_before"]:
+                tr.write_line(f"  MISSING {case_id}")
+        elif self.rundir.archived is not None:
+            tr.write_line(f"the previous run's results were moved to {self.rundir.archived}")
 
     def pytest_report_header(self, config):
         if config.getoption("collectonly") or not _runs_cases(config):
             return None
-        return backends.preview(self.settings.backend, self.settings)
+        if self.run is None:
+            return backends.preview(self.settings.backend, self.settings)
+        return banner(self.run["properties"])
 
     @pytest.hookimpl(trylast=True)     # after -k/-m: the shard splits what is left
     def pytest_collection_modifyitems(self, config, items):
         family = self.settings.family
-        if self.settings.backend == "aclnn" and not config.getoption("collectonly") \
-                and not self.settings.prepare_only and any(hasattr(i, "case") for i in items):
-            family = self.backend().info.family       # the library's family decides what applies
+        if self.settings.backend == "aclnn" and self.run is not None:
+            family = self.run["properties"].get("family") or family   # the library's family decides
+        done = set(self.run["done"]) if self.run else set()
         keep, drop = [], []
         for item in items:
             case = getattr(item, "case", None)
             if case is None or (self.settings.tier in ("all", case.tier)
-                                and (family is None or family in case.families)):
+                                and (family is None or family in case.families) and case.id not in done):
                 keep.append(item)
             else:
                 drop.append(item)
@@ -173,8 +359,8 @@ class CaseSession:
         cases = [i for i in items if hasattr(i, "case")]
         if not cases or config.getoption("collectonly") and not self.reporting.settings.shard:
             return
-        # no backend to ask while only collecting or only preparing: shard, but write no manifest
-        props = None if config.getoption("collectonly") or self.settings.prepare_only else self._props()
+        # no run while only collecting or only preparing: shard, but write no manifest
+        props = self.properties() or None
         try:
             keep = self.reporting.select([(i.case, i.nodeid) for i in cases], props)
         except HarnessConfigError as e:
@@ -184,41 +370,57 @@ class CaseSession:
             config.hook.pytest_deselected(items=[i for i in items if id(i) in drop])
             items[:] = [i for i in items if id(i) not in drop]
 
-    def _props(self) -> dict:
-        return self.backend().info.as_properties()
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item, call):
-        report = (yield).get_result()
-        if hasattr(item, "case") and not self.settings.prepare_only:
-            provenance.attach(report, self.backend)     # also when the case errored before judging
-
     def pytest_runtest_logreport(self, report):
         """Record each case once (in the controller): its record, or what stopped it."""
-        if not self.is_controller or self.settings.prepare_only:   # workers forward; nothing judged
-            return
-        first = self.reporting.recorder is None
-        self.reporting.record_report(dict(report.user_properties), report.nodeid, report.when, report.failed,
-                                     _one_line(report))
-        if first and self.reporting.recorder is not None:
-            _add_junit_properties(self.config, self.reporting.recorder.properties)
+        if not self.is_controller or self.recorder is None:
+            return      # xdist workers forward reports; the controller records
+        props = dict(report.user_properties)
+        record = self.reporting.record_report(
+            props, report.nodeid, report.when, report.failed, _one_line(report),
+            died="crashed while running" in str(report.longrepr or ""), case_of=self._case_of)
+        if record is not None and ("record" not in props or record != json.loads(props["record"])):
+            self.controller_journal.finished(record)      # a record the case worker did not send
 
     def pytest_sessionfinish(self, session, exitstatus):
-        if self.is_controller:
-            session.exitstatus = self.reporting.finish(session.exitstatus)
+        if self.recorder is None:
+            return
+        state = journal_mod.scan(self.recorder.dir)     # every worker's journal: one record per case
+        session.exitstatus = self.reporting.finish(session.exitstatus, state.records())
+        if state.missing and session.exitstatus == 0:
+            session.exitstatus = 1
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
-        if self.cache is not None and self.cache.hits + self.cache.misses:
-            c = self.cache       # this process's use (under xdist each worker has its own)
-            terminalreporter.write_line(f"golden cache {c.dir}: {c.hits} hits, {c.misses} computed, "
-                                        f"{len(c.rejected)} damaged entries recomputed")
-            for line in c.rejected[:20]:
+        stats = self.cache if self.cache is not None else (self.executor.cache_stats if self.executor else None)
+        if stats is not None and stats.hits + stats.misses:
+            # this process's use (under xdist each worker has its own)
+            terminalreporter.write_line(f"golden cache {self.settings.golden_cache}: {stats.hits} hits, "
+                                        f"{stats.misses} computed, {len(stats.rejected)} damaged entries recomputed")
+            for line in stats.rejected[:20]:
                 terminalreporter.write_line(f"  {line}")
-        lines = self.reporting.summary_lines()
-        if lines:
-            terminalreporter.section("aclnn conformance summary")
-            for line in lines:
-                terminalreporter.write_line(line)
+        if self.recorder is None:
+            return
+        tr = terminalreporter
+        tr.section("aclnn conformance summary")
+        not_run: dict[str, int] = {}
+        for record in self.recorder.serious():
+            reason = record.get("reason", "")
+            if reason.startswith("not run:"):       # a lost device: one line, not one per case
+                not_run[reason] = not_run.get(reason, 0) + 1
+        for line in self.reporting.summary_lines():
+            tr.write_line(line)
+        for reason, count in not_run.items():
+            tr.write_line(f"DEVICE LOST: {count} case(s) {reason}"[:600], red=True, bold=True)
+
+    # ------------------------------------------------------------ helpers
+
+    def _case_of(self, nodeid: str) -> dict:
+        file_part, _, name = nodeid.partition("::")
+        try:
+            path = Path(str(self.config.rootpath)) / file_part
+            op = atk.op_name(path, atk.read(path)) if path.suffix == ".json" else yaml.safe_load(path.read_text())["op"]
+        except Exception:          # the record matters more than its op name
+            op = Path(file_part).stem
+        return {"case_id": f"{op}.{name}", "op": op}
 
 
 def _runs_cases(config) -> bool:
@@ -226,7 +428,7 @@ def _runs_cases(config) -> bool:
     root = Path(str(config.rootpath)).resolve()
     for arg in config.args:
         path = Path(str(arg).split("::")[0])
-        if path.suffix in (".yaml", ".yml") or path.name == "cases" or \
+        if path.suffix in (".yaml", ".yml", ".json") or path.name in ("cases", "atk") or \
                 (path / "cases").is_dir() and path.resolve() == root:
             return True
     return False
@@ -273,8 +475,12 @@ class CaseFileErrorItem(pytest.Item):
         self.user_properties += [("case_id", f"{self.path.name}::case-file-error"), ("op", "(case file)")]
 
     def runtest(self):
-        for k, v in self.config.stash[_SESSION].backend().info.as_properties().items():
-            self.user_properties.append((k, v))
+        session = self.config.stash[_SESSION]
+        record = {"case_id": f"{self.path.name}::case-file-error", "op": "(case file)", "status": Status.FAIL.value,
+                  "reason": str(self.error), "nodeid": self.nodeid, "backend": session.properties()}
+        if session.run is not None:
+            session.process_journal().finished(record)
+        self.user_properties.append(("record", json.dumps(record)))
         raise self.error
 
     def repr_failure(self, excinfo, style=None):
@@ -305,25 +511,16 @@ class CaseItem(pytest.Item):
         if session.settings.prepare_only:      # no device: inputs and golden into the cache only
             session.cache.get(self.case, self.case.runs_numerics(session.settings.family))
             return
-        backend = session.backend()
-        props = backend.info.as_properties()
-        try:   # reruns, the record (status, repro, timings), the gate's verdict, the dump
-            record = session.reporting.run_case(self.case, self.nodeid, props,
-                                                lambda capture: run_case(self.case, backend, backend.info.family,
-                                                                         session.cache, capture=capture))
-        except HarnessConfigError as e:     # a baseline that does not fit this run's target
-            raise pytest.UsageError(str(e)) from None
-        self.record = record
+        record = session.run_case(self)
         self.user_properties.append(("record", json.dumps(record, default=str)))
-        for k, v in props.items():
-            self.user_properties.append((k, v))
-        status = record["status"]
-        if status == "SKIP":
+        status = Status(record["status"])
+        self.record = record
+        if status is Status.SKIP:
             pytest.skip(record["reason"])
-        if status == "EXPECTED_FAIL":
+        if status is Status.EXPECTED_FAIL:
             pytest.xfail(record["reason"])
         if is_gate_failure(record):
-            raise CaseFailure(record["reason"] if status != "UNEXPECTED_PASS" else
+            raise CaseFailure(record["reason"] if status is not Status.UNEXPECTED_PASS else
                               f"UNEXPECTED_PASS: passes, but {record['waiver']['source']} lists it as failing "
                               f"({record['waiver']['reason']}): remove the stale entry")
 

@@ -220,6 +220,7 @@ def duplicate_keys(rng, P):
             indent = len(ln) - len(ln.lstrip())
             nxt = lines[i + 1]
             if (ln.lstrip().startswith(("-", "#")) or ": " not in body or body.endswith((":", "|", ">", ">-"))
+                    or _in_block_scalar(lines, i)
                     or any(body.count(a) != body.count(b) for a, b in ("[]", "{}")) or body.count('"') % 2
                     or (nxt.strip() and len(nxt) - len(nxt.lstrip()) > indent)):
                 continue
@@ -234,6 +235,18 @@ def duplicate_keys(rng, P):
     text = _dump(doc).replace(SENTINEL, key if _plain(key) else repr(key), 1)
     in_group = path[:1] == ("groups",)
     return text, ("reject", group if in_group else None, ["duplicate key", repr(key)])
+
+
+def _in_block_scalar(lines: list[str], i: int) -> bool:
+    """True when line i continues a `>`/`|` block scalar (text that only looks like `key: value`)."""
+    indent = len(lines[i]) - len(lines[i].lstrip())
+    for ln in reversed(lines[:i]):
+        if not ln.strip():
+            continue
+        own = len(ln) - len(ln.lstrip())
+        if own < indent:
+            return ln.split(" #")[0].rstrip().endswith(("|", ">", ">-", "|-", ">+", "|+"))
+    return False
 
 
 def _plain(key: str) -> bool:
@@ -343,7 +356,9 @@ def huge(rng, P):
         g["invalid"]["scenarios"] = [{"status": 161002}] * (source.MAX_NODES // 3 + 1)
         return _dump(doc), ("reject", group, ["expands to more than"])
     if variant == 3:             # a long int_array: int arrays are bounded
-        arrays = [p for p, v in _walk(doc) if "attrs" in p and isinstance(v, list) and p[0] == "groups"]
+        # int arrays only: `matrix.attrs` itself is a list of mappings, not an int_array
+        arrays = [p for p, v in _walk(doc) if "attrs" in p and isinstance(v, list) and p[0] == "groups"
+                  and all(isinstance(x, int) for x in v)]
         if arrays:
             _set(doc, rng.choice(arrays), [1] * (expand.MAX_ARRAY_LEN + rng.randint(1, 1000)))
             return _dump(doc), ("reject", group, ["entries"])

@@ -55,12 +55,14 @@ def backend(swcann_root):
     from harness.backends.aclnn import AclnnBackend
     if runtime.current() is not None:
         pytest.skip("ACL was already initialised in this process by something else")
+    # the variables matter only while ACL initialises; kept set for the session they leaked into
+    # every subprocess later tests of this worker start (e.g. a run with another --soc)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ASCEND_HOME_PATH", swcann_root)
         mp.setenv("SWCANN_SOC", FAMILY)
         b = AclnnBackend(_config(family=FAMILY))
-        yield b
-        b.close()
+    yield b
+    b.close()
 
 
 @pytest.fixture(scope="module")

@@ -312,7 +312,7 @@ def test_run_where_every_case_errors_keeps_its_real_label(suite, root, backend):
     assert summary["banner"].startswith("SIMULATED (not hardware): backend=" + backend), summary["banner"]
     assert summary["properties"]["backend"] == backend and summary["properties"]["simulated"] == "true"
     records = [json.loads(x) for x in (suite.tmp / "rep" / "results.jsonl").read_text().splitlines()]
-    assert len(records) == 2 and {r["outcome"] for r in records} == {"error"}
+    assert len(records) == 2 and {r["status"] for r in records} == {"FAIL"}
     assert all(r["backend"]["backend"] == backend and r["backend"]["simulated"] == "true" for r in records)
     props = {p.get("name"): p.get("value") for p in ET.parse(suite.tmp / "j.xml").iter("property")}
     assert props["backend"] == backend and props["simulated"] == "true"

@@ -127,9 +127,13 @@ def test_dump_reloads_with_inputs_golden_actual_and_the_same_metrics(tmp_path):
 
 # ------------------------------------------------------------------ reruns: an injected flaky case
 
-FLAKY_PLUGIN = '''
-import harness.plugin as plugin
-_real, _seen = plugin.run_case, set()
+# Cases run in the case worker (harness/execution/child.py), which imports the runner's run_case
+# when it starts: the patch goes in through sitecustomize, which every Python process of the run
+# (the pytest process, the zygote and its forked workers) imports first. Each worker keeps its
+# own memory, and reruns go to the same worker, so its first attempt fails and its rerun passes.
+FLAKY_SITECUSTOMIZE = '''
+import harness.judge.runner as runner
+_real, _seen = runner.run_case, set()
 
 def _flaky(case, *args, **kwargs):
     out = _real(case, *args, **kwargs)
@@ -138,7 +142,7 @@ def _flaky(case, *args, **kwargs):
         out.outcome, out.reason = "failed", "injected: fails on the first attempt only"
     return out
 
-plugin.run_case = _flaky
+runner.run_case = _flaky
 '''
 
 
@@ -146,9 +150,9 @@ def _torch_suite(tmp_path, *args):
     cases = tmp_path / "cases"
     cases.mkdir(exist_ok=True)
     (cases / "mp.yaml").write_text(yaml.safe_dump(BASE, sort_keys=False))
-    (tmp_path / "flaky.py").write_text(FLAKY_PLUGIN)
+    (tmp_path / "sitecustomize.py").write_text(FLAKY_SITECUSTOMIZE)
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "flaky", str(cases),
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", str(cases),
                            "--rootdir", str(tmp_path), "-c", "/dev/null", "--report-dir", str(tmp_path / "rep"),
                            "-q", "--no-html", *args], capture_output=True, text=True, timeout=300, env=env)
     records = [json.loads(x) for x in (tmp_path / "rep" / "results.jsonl").read_text().splitlines()]

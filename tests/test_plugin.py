@@ -35,7 +35,7 @@ def test_report_provenance_and_summary(suite):
     props = {p.get("name"): p.get("value") for p in ET.parse(suite.tmp / "j.xml").iter("property")}
     assert props["backend"] == "torch" and props["simulated"] == "true" and "torch" in props["library"]
     records = [json.loads(x) for x in (suite.tmp / "rep" / "results.jsonl").read_text().splitlines()]
-    assert {r["outcome"] for r in records} == {"passed", "skipped"}
+    assert {r["status"] for r in records} == {"PASS", "SKIP"}
     assert all(r["backend"]["simulated"] == "true" for r in records)
     summary = json.loads((suite.tmp / "rep" / "summary.json").read_text())
     assert summary["per_operator"]["MaxPool2dWithIndicesBackward"] == {"PASS": 1, "SKIP": 1}

@@ -145,3 +145,61 @@ def _doc_path(_cache={}):
             yaml.safe_dump(BASE, f)
         _cache["p"] = p
     return _cache["p"]
+
+
+def _past_the_tail(out):
+    """A kernel that stores one element past the view's last element (a whole-block store)."""
+    end = out.offset + sum((d - 1) * s for d, s in zip(out.dims, out.strides)) + 1
+    out.storage[end] = 0.0
+
+
+def test_write_past_the_end_of_a_contiguous_output_is_caught(cases):
+    out = run_case(cases["contiguous"], Tampering(_past_the_tail), "ascend910b")
+    assert out.outcome == "failed" and "outside the output view" in out.reason
+
+
+def test_status0_scenario_must_run_phase2(cases):
+    """An invalid scenario expecting 0 promises a working phase 2 and stream sync."""
+    case = replace(cases["contiguous"], kind="invalid", mutation=None)
+    good = SimpleNamespace(info=BackendInfo("aclnn", "fake", "0", "Ascend910B2", "ascend910b", True),
+                           reports_status=True, after_case=lambda: [],
+                           run=lambda c, a: RunResult(status=0, phase2_status=0, sync_status=0))
+    assert run_case(case, good, "ascend910b").outcome == "passed"
+    good.run = lambda c, a: RunResult(status=0, phase2_status=0, sync_status=507015, message="EZ9999")
+    out = run_case(case, good, "ascend910b")
+    assert out.outcome == "failed" and "stream sync 507015" in out.reason
+    good.run = lambda c, a: RunResult(status=0)          # phase 2 silently never ran
+    assert run_case(case, good, "ascend910b").outcome == "failed"
+
+
+def test_empty_case_must_report_workspace_0(cases):
+    case = replace(cases["contiguous"], shape=(0, 3, 6, 6), name="basic[empty]")
+    empty = Tampering()
+    assert run_case(case, empty, "ascend910b").outcome == "passed"
+
+    class Workspace(Tampering):
+        def run(self, c, args):
+            result = super().run(c, args)
+            result.workspace_size = 1024
+            return result
+    out = run_case(case, Workspace(), "ascend910b")
+    assert out.outcome == "failed" and "workspace 1024, expected 0" in out.reason
+
+
+def test_real_sized_shape_is_a_descriptor_without_memory(cases):
+    """A size-limit scenario (2^31+ elements) gets a tiny storage, negative dims and dtypes torch
+    cannot hold are expressible, and nothing the size of the shape is allocated."""
+    from harness.model import Mutation
+    base = cases["contiguous"]
+    huge = (1, 1, 46341, 46341)
+    case = replace(base, kind="invalid", mutation=Mutation(tensors={"self": {"shape": huge},
+                                                                    "gradInput": {"shape": huge},
+                                                                    "gradOutput": {"shape": (2, 3, -1, 3)},
+                                                                    "indices": {"dtype": "uint16"}}))
+    prepared = inputs.prepare(case)
+    args = {a.name: a for a in inputs.build_args(case, inputs.mutate(case, prepared), tuple(prepared["self"].shape))}
+    for name, dims in (("self", huge), ("gradInput", huge), ("gradOutput", (2, 3, -1, 3))):
+        t = args[name].value
+        assert t.unbacked and t.dims == dims and t.storage.numel() * t.storage.element_size() <= 64, name
+    assert args["indices"].value.unbacked and args["indices"].dtype == "uint16"
+    assert args["self"].value.strides == (46341 * 46341, 46341 * 46341, 46341, 1)

@@ -529,3 +529,26 @@ def test_shared_average_kernel_on_3d_windows():
     assert r.returncode == 0, r.stderr
     errors = [float(v) for v in r.stdout.split()]
     assert len(errors) == 5 and max(errors) < 1e-5, errors
+
+_FAULTS_INIT = r"""
+import ctypes, os, sys
+rt = ctypes.CDLL(os.path.join(sys.argv[1], "libascendcl.so"))
+rt.aclGetRecentErrMsg.restype = ctypes.c_char_p
+ret = rt.aclInit(None)
+print(ret, (rt.aclGetRecentErrMsg() or b"").decode())
+"""
+
+
+@pytest.mark.parametrize("value,ok,says", [
+    ("phase2_segv@numel=4913,sync_hang@op=aclnnMaxUnpool3dBackward&numel=8", True, ""),
+    ("sync_507015", True, ""),
+    ("phase2_explode", False, "unknown fault 'phase2_explode' (known: phase2_segv, phase2_abort"),
+    ("phase2_hang@numel=x", False, "numel wants a non-negative integer, got 'x'"),
+    ("phase2_hang@when=3", False, "unknown trigger 'when=3' (numel=N or op=NAME)"),
+])
+def test_swcann_faults_grammar(root, value, ok, says):
+    """SWCANN_FAULTS is read at aclInit; a mistake is aclInit 100000 with a message naming it."""
+    r = _run([sys.executable, "-c", _FAULTS_INIT, str(root / "lib64")], env={**_clean_env(), "SWCANN_FAULTS": value})
+    code, _, message = r.stdout.strip().partition(" ")
+    assert (code == "0") == ok, r.stdout + r.stderr
+    assert says in message and (ok or f"Value '{value}' for env SWCANN_FAULTS is invalid" in message), message

@@ -98,6 +98,7 @@ PROTOTYPES = {
         "aclGetRecentErrMsg": _fn(c_char_p),
         "aclrtSetDevice": _fn(_ERR, c_int32),
         "aclrtResetDevice": _fn(_ERR, c_int32),
+        "aclrtResetDeviceForce": _fn(_ERR, c_int32, optional=True),   # recovery after a 507xxx
         "aclrtGetDevice": _fn(_ERR, POINTER(c_int32)),
         "aclrtGetDeviceCount": _fn(_ERR, POINTER(c_uint32)),
         "aclrtCreateStream": _fn(_ERR, _PP_VOID),

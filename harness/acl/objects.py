@@ -103,7 +103,8 @@ class CaseObjects(contextlib.AbstractContextManager):
         Returns (aclTensor*, device address)."""
         dev = self.upload(arg.storage)
         dims, strides = _int64_array(arg.dims), _int64_array(arg.strides)
-        storage_dims = _int64_array([arg.storage.numel()])
+        # an unbacked descriptor claims one element of storage, which its tiny buffer holds for any dtype
+        storage_dims = _int64_array([1 if arg.unbacked else arg.storage.numel()])
         handle = self.libs.nnopbase.aclCreateTensor(dims, len(arg.dims), acl_dtype, strides, arg.offset,
                                                    formats.lookup(arg.format), storage_dims, 1, dev)
         if not handle:

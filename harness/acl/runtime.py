@@ -58,6 +58,23 @@ class Session:
             check(self.libs, "aclrtSetDevice", self.libs.runtime.aclrtSetDevice(self.device_id))
             self._threads.add(tid)
 
+    def reset(self) -> None:
+        """A clean device after a runtime error (507xxx): drop the stream, aclrtResetDevice (forced:
+        every thread's reference goes), aclrtSetDevice, configure again (deterministic mode and the
+        stream do not survive a reset), and check the new stream with a sync.
+        Raises AclCallError or HarnessConfigError when the device cannot be brought back."""
+        rt = self.libs.runtime
+        if self.stream.value:
+            rt.aclrtSynchronizeStream(self.stream)      # the error it reports is the one we recover from
+            rt.aclrtDestroyStream(self.stream)          # may already be gone with a broken context
+            self.stream = ctypes.c_void_p()
+        reset = getattr(rt, "aclrtResetDeviceForce", None) or rt.aclrtResetDevice
+        check(self.libs, "aclrtResetDevice", reset(self.device_id))
+        check(self.libs, "aclrtSetDevice", rt.aclrtSetDevice(self.device_id))
+        self._threads = {threading.get_ident()}
+        _configure(self)
+        check(self.libs, "aclrtSynchronizeStream (after reset)", rt.aclrtSynchronizeStream(self.stream))
+
     def close(self) -> list[str]:
         """Destroy the stream, reset the device, aclFinalize. Returns the problems met (never raises)."""
         if self.closed:

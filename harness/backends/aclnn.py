@@ -83,6 +83,8 @@ class AclnnBackend:
     # ------------------------------------------------------------ contract
 
     def run(self, op: OpDescriptor, args: list[Arg]) -> RunResult:
+        null_out = {a.name for a in args if a.kind == "out_pointer"}
+        args = [a for a in args if a.kind != "out_pointer"]
         phase1, phase2 = self._entry(op, [a.kind for a in args])
         self.session.ensure_thread()
         runtime.recent_error(self.libs)   # drain, so a failure below reports only its own text
@@ -90,11 +92,11 @@ class AclnnBackend:
         objs = CaseObjects(self.libs)
         try:
             with objs:              # releases every object on every path, in reverse order
-                return self._run(objs, phase1, phase2, args, outputs)
+                return self._run(objs, phase1, phase2, args, outputs, null_out)
         finally:
             self._pending_problems += [f"release failed: {p}" for p in objs.problems]
 
-    def _run(self, objs: CaseObjects, phase1, phase2, args, outputs) -> RunResult:
+    def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, null_out=frozenset()) -> RunResult:
         libs, rt = self.libs, self.libs.runtime
         c_args, device_out = [], {}
         for a in args:
@@ -114,10 +116,20 @@ class AclnnBackend:
                 raise ValueError(f"unknown argument kind {a.kind!r} for {a.name}")
         workspace_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
         t0 = time.perf_counter()
-        status = phase1(*c_args, ctypes.byref(workspace_size), ctypes.byref(executor))
+        status = phase1(*c_args, None if "workspaceSize" in null_out else ctypes.byref(workspace_size),
+                        None if "executor" in null_out else ctypes.byref(executor))
         timings = {"phase1": time.perf_counter() - t0}
         if status != 0:
             return RunResult(status, runtime.recent_error(libs), outputs=outputs, timings=timings)
+        if null_out:    # success without out-pointers: nothing to run (and no executor we could release)
+            return RunResult(status, outputs=outputs, timings=timings,
+                             not_run=f"NULL {', '.join(sorted(null_out))} passed to phase 1")
+        unbacked = [a.name for a in args if a.kind == "tensor" and a.value is not None and a.value.unbacked]
+        if unbacked:
+            # descriptors over a tiny storage: a kernel must never run on them
+            objs.unused_executor(executor.value)
+            return RunResult(status, outputs=outputs, timings=timings,
+                             not_run=f"{', '.join(unbacked)} unbacked (descriptors without memory)")
         workspace = None
         if workspace_size.value > 0:
             try:
@@ -127,6 +139,7 @@ class AclnnBackend:
                 raise
         t0 = time.perf_counter()
         p2 = phase2(workspace, workspace_size.value, executor, self.session.stream)
+        ran_workspace = workspace_size.value
         messages = [runtime.recent_error(libs)] if p2 != 0 else []
         sync = rt.aclrtSynchronizeStream(self.session.stream)   # also surfaces asynchronous kernel errors
         timings["phase2"] = time.perf_counter() - t0             # launch + stream sync
@@ -136,7 +149,7 @@ class AclnnBackend:
             for name, dev in device_out.items():
                 objs.download(dev, outputs[name].storage)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
-        return RunResult(status, message, p2, sync, outputs, timings)
+        return RunResult(status, message, p2, sync, outputs, timings, workspace_size=ran_workspace)
 
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []
@@ -153,6 +166,12 @@ class AclnnBackend:
                 parts.append(f"{allocs} live device allocation{'s' if allocs != 1 else ''} ({nbytes} bytes)")
             problems.append(f"software CANN reports {' and '.join(parts)} after the case")
         return problems
+
+    def recover(self) -> str:
+        """After a runtime error: a clean device in this process. Returns what was done;
+        raises (AclCallError, HarnessConfigError) when the device cannot be recovered."""
+        self.session.reset()
+        return f"aclrtResetDevice({self.session.device_id}) + aclrtSetDevice({self.session.device_id})"
 
     def close(self) -> None:
         runtime.close_session()

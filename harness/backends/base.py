@@ -16,6 +16,8 @@ class RunResult:
     sync_status: int | None = None
     outputs: dict[str, TensorArg] = field(default_factory=dict)   # storage copied back to host
     timings: dict[str, float] = field(default_factory=dict)      # seconds per phase, where the backend splits them
+    not_run: str = ""                     # why phase 2 was deliberately not run after a successful phase 1
+    workspace_size: int | None = None     # phase 1's *workspaceSize when it succeeded
 
     @property
     def runtime_failed(self) -> bool:
@@ -66,5 +68,9 @@ class Backend(Protocol):
 
     def after_case(self) -> list[str]:
         """Post-case health checks (e.g. leaked objects); returns problems found."""
+
+    def recover(self) -> str:
+        """Optional: bring the device back after a runtime error; returns what was done.
+        Backends without it are recovered by a fresh worker process."""
 
     def close(self) -> None: ...

@@ -10,7 +10,8 @@ class Arg:
     """One phase-1 parameter.
 
     kind: 'tensor' (value: TensorArg, or None for a NULL pointer), 'int_array'
-    (list[int], or None for NULL), 'bool', 'int64', 'int8', 'double' (by value).
+    (list[int], or None for NULL), 'bool', 'int64', 'int8', 'double' (by value), or
+    'out_pointer' (after the signature: phase 1's workspaceSize or executor, value None = pass NULL).
     """
     name: str
     kind: str
@@ -21,4 +22,4 @@ class Arg:
 
 def attrs_of(args: list[Arg]) -> dict:
     """The non-tensor arguments by name: what both backends compute attributes from."""
-    return {a.name: a.value for a in args if a.kind != "tensor"}
+    return {a.name: a.value for a in args if a.kind not in ("tensor", "out_pointer")}

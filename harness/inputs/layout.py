@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import formats
+from .. import dtypes, formats
 from ..model.spec import LAYOUTS
 
 # Extra elements before the first element for the layouts that use an offset:
@@ -30,6 +30,7 @@ class TensorArg:
     storage: torch.Tensor        # flat, contiguous buffer holding the view
     perm: tuple[int, ...] | None  # logical dim i = device dim perm.index(i); None = identity
     is_output: bool = False
+    unbacked: bool = False       # a descriptor over a tiny storage: phase 1 only, never a kernel
 
     @property
     def device_view(self) -> torch.Tensor:
@@ -65,34 +66,88 @@ def _channels_last_strides(dims) -> tuple[int, ...]:
     return tuple(strides)
 
 
-def _place(values: torch.Tensor, layout: str) -> tuple[torch.Tensor, tuple, int]:
-    """Lay `values` (device-order dims) out in a fresh flat storage; return (storage, strides, offset)."""
-    dims = tuple(values.shape)
-    n = values.numel()
+def _contiguous_strides(dims) -> tuple[int, ...]:
+    """Row-major element strides, computed without allocating (dims may be huge or negative)."""
+    strides, step = [0] * len(dims), 1
+    for axis in reversed(range(len(dims))):
+        strides[axis] = step
+        step *= max(int(dims[axis]), 1)
+    return tuple(strides)
+
+
+def _geometry(dims: tuple, layout: str) -> tuple[tuple, int, int]:
+    """(element strides, offset, storage elements) of `layout` for device-order `dims`."""
+    n = 1
+    for d in dims:
+        n *= max(int(d), 0)
     if layout == "contiguous":
-        strides, offset, size = torch.empty(dims).stride() if dims else (), 0, n
-    elif layout == "offset":
-        strides, offset, size = torch.empty(dims).stride() if dims else (), _OFFSET, n + _OFFSET
-    elif layout == "channels_last":
-        strides, offset, size = _channels_last_strides(dims), 0, n
-    elif layout == "strided":
+        return _contiguous_strides(dims), 0, n
+    if layout == "offset":
+        return _contiguous_strides(dims), _OFFSET, n + _OFFSET
+    if layout == "channels_last":
+        return _channels_last_strides(dims), 0, n
+    if layout == "strided":
         # every dim gets a gap: innermost stride 2, outer strides leave a spare row
         strides, step = [0] * len(dims), 2
         for axis in reversed(range(len(dims))):
             strides[axis] = step
-            step = step * max(dims[axis], 1) + 1
-        strides, offset = tuple(strides), _OFFSET
-        size = offset + (sum((d - 1) * s for d, s in zip(dims, strides)) + 1 if n else 0)
-    else:
-        raise ValueError(f"unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
-    storage = torch.zeros(max(size, 1) if n else size, dtype=values.dtype)
+            step = step * max(int(dims[axis]), 1) + 1
+        size = _OFFSET + (sum((d - 1) * s for d, s in zip(dims, strides)) + 1 if n else 0)
+        return tuple(strides), _OFFSET, size
+    raise ValueError(f"unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
+
+
+def _place(values: torch.Tensor, layout: str, guard: int = 0) -> tuple[torch.Tensor, tuple, int]:
+    """Lay `values` (device-order dims) out in a fresh flat storage; return (storage, strides, offset).
+    `guard` spare elements follow the view's last element (poisoned by the caller for outputs)."""
+    dims = tuple(values.shape)
+    n = values.numel()
+    strides, offset, size = _geometry(dims, layout)
+    storage = torch.zeros((max(size, 1) + guard) if n else size + guard, dtype=values.dtype)
     if n:
         torch.as_strided(storage, dims, strides, offset).copy_(values)
     return storage, tuple(strides), offset
 
 
+def _device_order(shape: tuple, channel_last: bool) -> tuple[tuple, tuple | None]:
+    perm = formats.channel_last_perm(len(shape)) if channel_last else None
+    return (tuple(shape[i] for i in perm) if perm else tuple(shape)), perm
+
+
+@dataclass(frozen=True)
+class Unbacked:
+    """An input that exists only as a descriptor: a shape (possibly huge or negative) and a dtype
+    (possibly one torch cannot hold). Phase 1 never reads tensor data, so such a tensor can
+    reach a phase-1 check without the memory its shape would need."""
+    shape: tuple
+    dtype: str                    # case-file dtype name
+
+    @staticmethod
+    def needed(shape, dtype: str) -> bool:
+        """True when `shape`/`dtype` cannot (or should not) be given real memory."""
+        n = 1
+        for d in shape:
+            n *= int(d)
+        return any(int(d) < 0 for d in shape) or n > UNBACKED_ELEMENTS or dtypes.lookup(dtype).torch is None
+
+
+# Tensors larger than this are described, never allocated (a phase-1 size-limit check needs the shape only).
+UNBACKED_ELEMENTS = 1 << 24
+_UNBACKED_STORAGE = 64        # bytes behind an unbacked descriptor: a real, tiny, aligned buffer
+
+
+def unbacked(name: str, u: Unbacked, fmt: str, layout: str, channel_last: bool = False,
+             is_output: bool = False) -> TensorArg:
+    """A TensorArg describing `u` over a tiny storage, as CANN's own unit tests create tensors whose
+    shape is far beyond memory. Its `unbacked` flag tells backends never to launch a kernel on it."""
+    dims, perm = _device_order(tuple(int(d) for d in u.shape), channel_last)
+    strides, offset, _ = _geometry(dims, layout)
+    storage = torch.zeros(_UNBACKED_STORAGE, dtype=torch.uint8)
+    return TensorArg(name, fmt, dims, strides, offset, storage, perm, is_output, unbacked=True)
+
+
 def materialize(name: str, logical: torch.Tensor, fmt: str, layout: str,
-                channel_last: bool = False, is_output: bool = False) -> TensorArg:
+                channel_last: bool = False, is_output: bool = False, guard: int = 0) -> TensorArg:
     """Build the TensorArg for a logical tensor.
 
     `channel_last` says the op reads this format's dims in channel-last order
@@ -101,5 +156,5 @@ def materialize(name: str, logical: torch.Tensor, fmt: str, layout: str,
     """
     perm = formats.channel_last_perm(logical.dim()) if channel_last else None
     device_order = logical.permute(*perm) if perm else logical
-    storage, strides, offset = _place(device_order, layout)
+    storage, strides, offset = _place(device_order, layout, guard)
     return TensorArg(name, fmt, tuple(device_order.shape), strides, offset, storage, perm, is_output)

@@ -10,6 +10,7 @@ import golden as golden_pkg
 
 from .. import dtypes
 from ..model import Case
+from ..model.spec import OUT_POINTERS
 from . import layout, values
 from .args import Arg
 
@@ -22,8 +23,11 @@ def params_of(case: Case) -> SimpleNamespace:
 
 def prepare(case: Case) -> dict[str, torch.Tensor]:
     """Logical input tensors of a case, before any invalid-scenario mutation."""
-    module = golden_pkg.load(case.op.golden)
-    return module.prepare(values.make_draw(case.values, case.id), params_of(case))
+    draw = values.make_draw(case.values, case.id)
+    if case.drawn_shapes is not None:       # every input used as drawn (e.g. ATK random indices)
+        return {p.name: draw(p.name, case.drawn_shapes[p.name], dtypes.torch_of(case.dtype_of(p))).contiguous()
+                for p in case.op.tensor_params if not p.output}
+    return golden_pkg.load(case.op.golden).prepare(draw, params_of(case))
 
 
 def mutate(case: Case, prepared: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -34,12 +38,22 @@ def mutate(case: Case, prepared: dict[str, torch.Tensor]) -> dict[str, torch.Ten
             if name not in inputs:     # an output: changed when it is allocated
                 continue
             t = inputs[name]
+            shape = tuple(change.get("shape", t.shape))
+            dt = change.get("dtype", dtypes.from_torch(t.dtype).name)
+            if layout.Unbacked.needed(shape, dt):
+                inputs[name] = layout.Unbacked(shape, dt)     # phase 1 only: no memory behind it
+                continue
             if "shape" in change:
                 t = values.draw_tensor(case.values, case.id, f"{name}#mutated", change["shape"], t.dtype)
             if "dtype" in change:
                 t = t.to(dtypes.torch_of(change["dtype"]))
             inputs[name] = t
     return inputs
+
+
+# Poisoned elements after every output view's last element: a kernel that stores a whole block
+# (or tile) past the tail of the output changes them, contiguous outputs included.
+OUTPUT_GUARD = 64
 
 
 def poison(dtype: torch.dtype):
@@ -71,16 +85,27 @@ def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[
         change = changes.get(p.name, {})
         fmt = change.get("format", case.formats[p.name])
         lay = change.get("layout", case.layouts[p.name])
+        channel_last = fmt in op.channel_last_formats
         if p.output:
             dt = change.get("dtype", case.dtype_of(p))
-            shape = change.get("shape", tuple(output_shape))
-            tdt = dtypes.torch_of(dt)
-            logical = torch.full(tuple(shape), poison(tdt), dtype=tdt)
+            shape = tuple(change.get("shape", tuple(output_shape)))
+            # only an invalid scenario's output is ever a bare descriptor: a valid case computes
+            phase1_only = case.kind == "invalid" and layout.Unbacked.needed(shape, dt)
+            logical = layout.Unbacked(shape, dt) if phase1_only else None
+            if logical is None:
+                tdt = dtypes.torch_of(dt)
+                logical = torch.full(shape, poison(tdt), dtype=tdt)
         else:
             logical = inputs[p.name]
-            dt = dtypes.from_torch(logical.dtype).name
-        arg = layout.materialize(p.name, logical, fmt, lay, fmt in op.channel_last_formats, p.output)
-        if p.output:
-            arg.storage.fill_(poison(logical.dtype))   # the gaps of strided layouts too
+            dt = logical.dtype if isinstance(logical, layout.Unbacked) else dtypes.from_torch(logical.dtype).name
+        if isinstance(logical, layout.Unbacked):
+            arg = layout.unbacked(p.name, logical, fmt, lay, channel_last, p.output)
+        else:
+            arg = layout.materialize(p.name, logical, fmt, lay, channel_last, p.output,
+                                     OUTPUT_GUARD if p.output else 0)
+            if p.output:
+                arg.storage.fill_(poison(logical.dtype))   # the gaps of strided layouts and the guard too
         args.append(Arg(p.name, "tensor", None if p.name == null else arg, dt, p.output))
+    if null in OUT_POINTERS:
+        args.append(Arg(null, "out_pointer", None))     # phase 1's workspaceSize / executor passed as NULL
     return args

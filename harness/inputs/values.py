@@ -19,17 +19,21 @@ def seed_for(case_id: str, tensor: str) -> int:
     return int.from_bytes(digest[:8], "little") & (2**63 - 1)
 
 
-def _special_value(name: str, dtype: torch.dtype, gen: torch.Generator) -> float:
+def _special_values(name: str, dtype: torch.dtype, n: int, gen: torch.Generator) -> torch.Tensor:
+    """`n` values of the special `name` in `dtype` (drawn at once: a per-element loop is slow)."""
     if dtype.is_floating_point:
         info = torch.finfo(dtype)
+        if name == "subnormal":     # random multiples of the smallest subnormals, still subnormal
+            return (torch.rand(n, generator=gen, dtype=torch.float64) * 0.5 * info.smallest_normal).to(dtype)
         table = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "-0.0": -0.0,
-                 "max": info.max, "min": info.min, "tiny": info.tiny,
-                 # a random multiple of the smallest subnormal, still subnormal
-                 "subnormal": info.smallest_normal * float(torch.rand((), generator=gen)) * 0.5}
-        return table[name]
+                 "max": info.max, "min": info.min, "tiny": info.tiny}
+        return torch.full((n,), table[name], dtype=dtype)
+    if dtype == torch.bool or dtype.is_complex:
+        return torch.zeros(n, dtype=dtype)
     info = torch.iinfo(dtype)
     # Integer tensors cannot hold nan/inf: map the specials onto the integer extremes.
-    return {"max": info.max, "inf": info.max, "min": info.min, "-inf": info.min}.get(name, 0)
+    value = {"max": info.max, "inf": info.max, "min": info.min, "-inf": info.min}.get(name, 0)
+    return torch.full((n,), value, dtype=dtype)
 
 
 def _base(dist: Distribution, shape, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
@@ -40,10 +44,28 @@ def _base(dist: Distribution, shape, dtype: torch.dtype, gen: torch.Generator) -
         return torch.randint(int(p["low"]), int(p["high"]) + 1, shape, generator=gen).double()
     if dist.kind == "normal":
         return torch.randn(shape, generator=gen, dtype=torch.float64) * p["std"] + p["mean"]
-    lo, hi = float(p["low"]), float(p["high"])
+    lo, hi = _finite_bounds(float(p["low"]), float(p["high"]), dtype)
     if not dtype.is_floating_point:
-        return torch.randint(math.ceil(lo), math.floor(hi) + 1, shape, generator=gen).double()
+        # drawn as int64, never through float64, so that 64-bit bounds stay exact
+        return torch.randint(math.ceil(lo), math.floor(hi) + 1, shape, generator=gen)
     return torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo
+
+
+def _finite_bounds(lo: float, hi: float, dtype: torch.dtype):
+    """Infinite uniform bounds (ATK's ["-inf", "inf"]) mean the dtype's whole finite range.
+    Integer bounds are returned as ints; int64's top value is left out (randint's high is exclusive
+    and must itself fit int64)."""
+    if dtype.is_floating_point:
+        info = torch.finfo(dtype)
+        return max(lo, float(info.min)), min(hi, float(info.max))
+    if dtype == torch.bool or dtype.is_complex:
+        return lo, hi
+    info = torch.iinfo(dtype)
+    top = info.max - 1 if dtype == torch.int64 else info.max
+    # a range beyond the dtype (e.g. "large" for int8) collapses onto the nearest extreme
+    lo = info.min if lo == -math.inf else min(max(info.min, math.ceil(lo)), top)
+    hi = top if hi == math.inf else max(min(top, math.floor(hi)), lo)
+    return lo, hi
 
 
 def draw_tensor(dist: Distribution, case_id: str, tensor: str, shape, dtype: torch.dtype) -> torch.Tensor:
@@ -54,14 +76,17 @@ def draw_tensor(dist: Distribution, case_id: str, tensor: str, shape, dtype: tor
     values = _base(dist, shape, dtype, gen)
     if not dtype.is_floating_point and dtype != torch.bool:
         info = torch.iinfo(dtype)
-        values = values.round().clamp(info.min, info.max)
+        if values.is_floating_point():
+            values = values.round()
+        values = values.clamp(info.min, info.max)
     out = values.to(dtype)
     if dist.special_fraction and dist.special_values and out.numel():
         mask = torch.rand(shape, generator=gen) < dist.special_fraction
         picks = torch.randint(len(dist.special_values), shape, generator=gen)
         flat_out, flat_mask, flat_picks = out.view(-1), mask.view(-1), picks.view(-1)
-        for i in torch.nonzero(flat_mask).view(-1).tolist():
-            flat_out[i] = _special_value(dist.special_values[flat_picks[i]], dtype, gen)
+        for j, name in enumerate(dist.special_values):
+            where = flat_mask & (flat_picks == j)
+            flat_out[where] = _special_values(name, dtype, int(where.sum()), gen)
     return out
 
 

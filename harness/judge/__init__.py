@@ -1,9 +1,14 @@
 """Judging layer: comparators, the case runner, and the vocabulary case files are checked against."""
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import golden
 
 from .. import backends, model
+from ..errors import CaseFileError
+from ..model import atk
 from . import compare
 
 
@@ -21,3 +26,28 @@ def vocabulary() -> model.Vocabulary:
 def load_case_file(path):
     """model.load with this harness's vocabulary: (OpSpec, [Case]) or CaseFileError."""
     return model.load(path, vocabulary())
+
+
+@functools.lru_cache(maxsize=None)
+def _case_files(cases_dir: str) -> dict:
+    """op name -> (OpSpec, [Case]) of every readable case file in `cases_dir`."""
+    out = {}
+    for path in sorted(Path(cases_dir).glob("*.y*ml")):
+        try:
+            op, cases = load_case_file(path)
+        except CaseFileError:
+            continue        # reported where that file itself is collected
+        out[op.name] = (op, cases)
+    return out
+
+
+def load_atk_file(path, cases_dir) -> list[model.Case]:
+    """The Cases of an ATK case list, judged as valid cases of the operator's own case file."""
+    doc = atk.read(path)
+    name = atk.op_name(path, doc)
+    known = _case_files(str(cases_dir))
+    if name not in known:
+        raise CaseFileError(path, f"aclnn_name {name!r} has no readable case file in {cases_dir} "
+                                  f"(operators there: {', '.join(known) or 'none'})", None, "aclnn_name")
+    op, cases = known[name]
+    return atk.load(path, op, cases, vocabulary(), doc)

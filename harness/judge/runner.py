@@ -80,6 +80,12 @@ def _fail(out: Outcome, reason: str) -> Outcome:
 
 def _unsupported(case: Case, backend: Backend, family: str | None) -> str | None:
     """Why `backend` cannot judge `case`, or None."""
+    if case.skip:
+        return case.skip
+    if family is not None and family in case.families and family not in case.status:
+        return (f"no expected status on {family} for dtype {case.dtype}"
+                + (f" with {case.index_dtype} indices" if case.index_dtype else "")
+                + f" (no valid case of {case.op.name}'s case file runs it there)")
     if backend.reports_status:
         return None
     if case.kind == "invalid":
@@ -140,10 +146,11 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         if not named or named.group(1) != case.check:
             return _fail(out, f"status {result.status} as expected, but raised by "
                               f"{named.group(1) if named else 'an unnamed check'} instead of {case.check}: {result.message}")
+    broken = _status0_promise(case, result, inputs)
+    if broken:
+        return _fail(out, broken)
     if not numerics:
         return out
-    if result.runtime_failed:
-        return _fail(out, f"phase 2 status {result.phase2_status}, stream sync {result.sync_status}: {result.message}")
     for p in case.op.params:
         if not p.output:
             continue
@@ -156,6 +163,24 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         if not verdict.passed:
             return _fail(out, f"{p.name}: {verdict.summary()}")
     return out
+
+
+def _status0_promise(case: Case, result, inputs: dict) -> str | None:
+    """What a status-0 phase 1 promises: phase 2 and the stream sync succeed; with an empty input,
+    the workspace is 0 (spec B: empty tensors return early). None when kept (or not applicable)."""
+    if result.status != 0:
+        return None
+    if result.not_run:
+        if case.kind == "valid":       # a valid case must run; only scenarios may stop after phase 1
+            return f"phase 2 not run: {result.not_run}"
+        return None
+    if result.phase2_status is None or result.runtime_failed:
+        return (f"phase 1 returned 0 but phase 2 status {result.phase2_status}, stream sync "
+                f"{result.sync_status}: {result.message}")
+    empty = [n for n, t in inputs.items() if isinstance(t, torch.Tensor) and t.numel() == 0]
+    if empty and result.workspace_size:
+        return f"empty {', '.join(empty)}: phase 1 returned workspace {result.workspace_size}, expected 0"
+    return None
 
 
 def info_names_checks(info: BackendInfo) -> bool:

@@ -18,6 +18,18 @@ PRESETS = {
     "constant": {"kind": "constant", "value": 1.0},                 # every window is one big tie
     "specials": {"kind": "uniform", "low": -5.0, "high": 5.0,
                  "special": {"fraction": 0.05, "values": list(SPECIALS)}},
+    # value classes every op is run with (issue 10)
+    "zeros": {"kind": "constant", "value": 0.0},                    # all-zero gradients (and inputs)
+    "neg_zero": {"kind": "constant", "value": -0.0},
+    "subnormal": {"kind": "uniform", "low": -1.0, "high": 1.0, "special": {"fraction": 1.0, "values": ["subnormal"]}},
+    # near fp16's largest finite value, one sign: mixed signs would make sums cancel catastrophically,
+    # an error of the float32 arithmetic itself that no threshold could tell from a bug
+    "large": {"kind": "uniform", "low": 30000.0, "high": 60000.0},
+    # one class in one tensor only: gradOutput (g_) or self (x_), the others uniform
+    "g_zeros": {"kind": "uniform", "low": -5.0, "high": 5.0, "tensors": {"gradOutput": "zeros"}},
+    "g_specials": {"kind": "uniform", "low": -5.0, "high": 5.0, "tensors": {"gradOutput": "specials"}},
+    "x_specials": {"kind": "uniform", "low": -5.0, "high": 5.0, "tensors": {"self": "specials"}},
+    "g_subnormal": {"kind": "uniform", "low": -5.0, "high": 5.0, "tensors": {"gradOutput": "subnormal"}},
 }
 
 

@@ -12,7 +12,7 @@ import math
 from .. import dtypes, families, formats
 from ..errors import CaseFileError
 from . import distributions, ids
-from .spec import LAYOUTS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
+from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
 from .vocabulary import Vocabulary
 
 
@@ -231,7 +231,8 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
     for shape, dt, idt, fmt, lay, dist, attrs in itertools.product(shapes, dts, idts, fmts, lays, dists, attr_sets):
         case_name = ids.matrix_case_name(name, dt, idt, shape, attrs, fmt, lay, dist.name)
         cases.append(Case(op, name, case_name, "valid", shape, dt, idt, fmt, lay, attrs, dist,
-                          fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs))
+                          fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs,
+                          timeout_s=g.get("timeout_s")))
     return cases
 
 
@@ -270,7 +271,7 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
     w = Where(path, name, vocab)
     group_fams = w.families("families", g.get("families", op.families))
     checks = {c.id: c for c in op.checks}
-    nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")}
+    nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")} | set(OUT_POINTERS)
     cases = []
     for i, sc in enumerate(block["scenarios"]):
         fld = f"invalid.scenarios.{i}"
@@ -286,7 +287,8 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         _agrees_with_check(w, fld, status, checks.get(sc.get("check")))
         null = sc.get("null")
         if null is not None and null not in nullable:
-            raise w.error(f"null names {null!r}, which is not a tensor or int_array parameter", f"{fld}.null")
+            raise w.error(f"null names {null!r}, which is not a tensor or int_array parameter "
+                          f"nor one of phase 1's out-pointers ({', '.join(OUT_POINTERS)})", f"{fld}.null")
         changes = _tensor_changes(w, fld, sc.get("tensors"), op)
         attrs = w.attrs(src("attrs"), base["attrs"], op)
         attr_changes = w.attrs(f"{fld}.attrs", sc.get("attrs") or {}, op, partial=True)
@@ -298,5 +300,6 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
         cases.append(Case(op, name, f"{name}[{label}]", "invalid", w.shape(src("shape"), base["shape"]),
                           dt, idt, fmt, lay, attrs, dist, fams, status, op.standard, g.get("tier", "default"),
-                          sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes)))
+                          sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes),
+                          timeout_s=g.get("timeout_s")))
     return cases

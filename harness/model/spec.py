@@ -13,6 +13,8 @@ from .distributions import Distribution
 SCALAR_KINDS = {"bool": bool, "int64": int, "int8": int, "double": float}
 # Memory layouts a case may give a tensor (made real by harness/inputs/layout.py).
 LAYOUTS = ("contiguous", "channels_last", "strided", "offset")
+# Phase 1's two output pointers (after the signature): a scenario may pass either as NULL.
+OUT_POINTERS = ("workspaceSize", "executor")
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,11 @@ class Case:
     check: str | None = None
     mutation: Mutation | None = None
     deviations: tuple[Deviation, ...] = ()
+    timeout_s: float | None = None    # the group's deadline; None: sized from the shape
+    # input tensor -> shape when every input is drawn on its own (no forward pass), e.g. an ATK
+    # case whose executor feeds random indices; None: the golden's `prepare` makes the inputs
+    drawn_shapes: dict | None = field(default=None, hash=False, compare=False)
+    skip: str | None = None   # why the case cannot run as written (kept as a skipped item, never dropped)
 
     def deviation_on(self, backend: str) -> Deviation | None:
         return next((d for d in self.deviations if d.matches(backend, self.dtype)), None)

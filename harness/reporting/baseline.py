@@ -26,7 +26,7 @@ import jsonschema
 import yaml
 
 from ..errors import HarnessConfigError
-from .status import Status
+from ..status import Status
 
 KINDS = ("fails", "flakes", "skips")
 _EXPECTABLE = ("FAIL", "CRASH", "TIMEOUT", "MISSING")

@@ -1,8 +1,10 @@
 """Running one case: automatic reruns, the failure dump, and the record.
 
-A case that fails is rerun up to `reruns` times in the same process; if a rerun passes it is a
-FLAKE (attempts recorded), otherwise the first failure is what the record shows. Only plain
-failures are rerun: a skip, or a known deviation that deviated, says the same the next time.
+The case runs in its case worker (harness/execution/); what comes back is the worker's record.
+A case that failed, crashed or timed out is run again (a fresh attempt in the worker) up to
+`reruns` times; if an attempt passes it is a FLAKE (attempts recorded), otherwise the first
+failure is what the record shows. A skip, a known deviation that deviated, or a case not run
+(device lost) says the same the next time, so it is not rerun.
 """
 from __future__ import annotations
 
@@ -10,42 +12,46 @@ import os
 from pathlib import Path
 
 from . import dump, identity, records, repro
+from ..status import Status
+
+_RERUN = (Status.FAIL, Status.CRASH, Status.TIMEOUT)
+
+
+def _failed(worker_record: dict) -> bool:
+    return records.classify_worker(worker_record)[0] in _RERUN
 
 
 def run_with_reruns(run, reruns: int):
-    """run() -> Outcome, repeated while it fails (up to `reruns` more times).
-    Returns (outcome to record, attempts as raw status names, capture of the first failure)."""
+    """run() -> the worker's record, repeated while it fails (up to `reruns` more times).
+    Returns (worker record to build the record from, attempts as raw status names)."""
     attempts, first = [], None
     while True:
-        outcome, capture = run()
-        raw, _ = records.classify(outcome.outcome)
-        attempts.append(raw.value)
+        rec = run()
+        attempts.append(records.classify_worker(rec)[0].value)
         if first is None:
-            first = (outcome, capture)
-        if outcome.outcome != "failed" or len(attempts) > reruns:
+            first = rec
+        if not _failed(rec) or len(attempts) > reruns:
             break
-    if outcome.outcome == "failed" or len(attempts) == 1:
-        return first[0], attempts, first[1]
+    if _failed(rec) or len(attempts) == 1:
+        return first, attempts
     # passed on a rerun: record the pass, but keep the first failure's reason
-    outcome.reason = f"passed on attempt {len(attempts)} of {reruns + 1}; attempt 1: {first[0].reason}"
-    return outcome, attempts, first[1]
+    rec = dict(rec, reason=f"passed on attempt {len(attempts)} of {reruns + 1}; attempt 1: {first.get('reason', '')}")
+    return rec, attempts
 
 
 def case_facts(case) -> dict:
     return {"group": case.group, "dtype": case.dtype, "kind": case.kind, "tier": case.tier}
 
 
-def record_for(case, outcome, *, nodeid: str, props: dict, attempts: list[str], root: Path,
-               timings: dict | None = None) -> dict:
+def record_for(case, worker_record: dict, *, nodeid: str, props: dict, attempts: list[str], root: Path) -> dict:
     command = repro.command(nodeid, props, identity.switches(os.environ), root)
-    return records.from_outcome(outcome.to_dict(), nodeid=nodeid, case_facts=case_facts(case), props=props,
+    return records.from_outcome(worker_record, nodeid=nodeid, case_facts=case_facts(case), props=props,
                                 library_sha256=identity.library_hashes(props), repro=command, attempts=attempts,
-                                timings=timings)
+                                timings=worker_record.get("timings"))
 
 
-def dump_failure(record: dict, capture: dict | None, directory: Path) -> str | None:
-    """Write the .npz of a failing case; returns its path (None when there is nothing to dump)."""
-    if not capture or not records.parse(record["attempts"][0]).is_failure:
+def finish_dump(record: dict, written: dict | None) -> str | None:
+    """Complete the .npz the case worker wrote for a failing case with the record's meta; its path."""
+    if not written or not records.parse(record["attempts"][0]).is_failure:
         return None
-    path = dump.write(directory, record, capture.get("inputs") or {}, capture.get("golden"), capture.get("actual"))
-    return str(path)
+    return str(dump.add_meta(Path(written["path"]), record, written["dtypes"]))

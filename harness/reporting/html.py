@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from .model import Report
 from .records import metrics_of, status_of
-from .status import ORDER, Status
+from ..status import ORDER, Status
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("harness.reporting", "templates"),
                           autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

@@ -15,7 +15,7 @@ import yaml
 from . import records as rec_mod
 from .identity import opapi_hash
 from .model import Problem, Report, Run, load_run
-from .status import Status
+from ..status import Status
 
 
 class ManifestError(Exception):

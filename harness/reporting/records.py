@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 
 from ..jsonsafe import jsonable
-from .status import Status, parse
+from ..status import Status, parse
 
 RESULTS = "results.jsonl"
 MANIFEST = "manifest.json"
@@ -188,12 +188,26 @@ def classify(outcome: str, attempts: list[str] | None = None) -> tuple[Status, S
     return raw, status
 
 
+def classify_worker(worker_record: dict, attempts: list[str] | None = None) -> tuple[Status, Status]:
+    """(raw_status, status) of a case worker's record: the runner's outcome word when it judged
+    the case, else the status the supervisor gave it (CRASH, TIMEOUT, MISSING)."""
+    word = worker_record.get("outcome")
+    if word in _OUTCOME:
+        return classify(word, attempts)
+    status = parse(worker_record.get("status") or "FAIL")
+    return classify(status.value if word != "error" else Status.FAIL.value, attempts)
+
+
 def from_outcome(outcome: dict, *, nodeid: str, case_facts: dict, props: dict, library_sha256: dict,
                  repro: str, attempts: list[str] | None = None, timings: dict | None = None) -> dict:
-    """The results.jsonl record of one judged case (runner Outcome.to_dict() plus identity)."""
-    raw, status = classify(outcome.get("outcome", "failed"), attempts)
+    """The results.jsonl record of one case: the case worker's record (runner Outcome.to_dict(),
+    or the supervisor's CRASH/TIMEOUT/MISSING record) plus identity."""
+    raw, status = classify_worker(outcome, attempts)
     verdict = outcome.get("verdict") or None
-    rec = {
+    # what the worker's record says beyond these keys (message, device resets and recovery, a
+    # crash's signal and stack, ...) is kept as it came; the dump is completed by the caller
+    rec = {k: v for k, v in outcome.items() if k != "dump"}
+    rec |= {
         "case_id": outcome["case_id"], "nodeid": nodeid, "op": outcome.get("op"), **case_facts,
         "family": outcome.get("family") or props.get("family") or "", "soc_name": props.get("soc_name", ""),
         "cann_version": props.get("backend_version", ""),
@@ -211,7 +225,8 @@ def from_outcome(outcome: dict, *, nodeid: str, case_facts: dict, props: dict, l
         "note": outcome.get("note"), "problems": outcome.get("problems") or [],
         # kept as they were: the backend properties (every library path) and the full verdict
         "backend": outcome.get("backend") or props, "verdict": verdict,
-        "outcome": outcome.get("outcome"),
+        # the pytest-era word, kept for older readers: "error" for a case that raised, crashed or hung
+        "outcome": outcome.get("outcome") or ("error" if raw.is_failure and raw != Status.MISSING else None),
     }
     if status == Status.SKIP:
         rec["skip_reason"] = outcome.get("reason", "")

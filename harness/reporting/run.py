@@ -9,13 +9,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from ..backends.base import banner
-from . import baseline as bl, execute, identity, records as rec_mod, repro, shard as shard_mod
+from . import baseline as bl, execute as execute_mod, identity, records as rec_mod, repro, shard as shard_mod
 from .gate import apply as gate_apply, is_gate_failure
 from .session import Recorder, default_dir
-from .status import Status
+from ..status import Status
 
 
 def add_options(group) -> None:
@@ -73,9 +71,10 @@ class RunReporting:
         self.started = identity.now()
         self._baseline: bl.Baseline | None = None
         self.recorder: Recorder | None = None
+        self.directory: Path | None = None      # the run's report directory, once the run has one
 
     def report_dir(self, props: dict) -> Path:
-        return Path(self.settings.report_dir or default_dir(self.root, props))
+        return self.directory or Path(self.settings.report_dir or default_dir(self.root, props))
 
     def baseline(self, props: dict) -> bl.Baseline | None:
         if not self.settings.gate:
@@ -110,90 +109,80 @@ class RunReporting:
         entry = base.find("skips", case.id) if base else None
         return f"baseline {entry.source}: {entry.reason} ({entry.link})" if entry else None
 
-    def run_case(self, case, nodeid: str, props: dict, judge) -> dict:
-        """judge(capture) -> Outcome. Reruns, the record, the gate's verdict and the dump
-        (a case the baseline skips is not judged at all)."""
+    def dump_dir(self, props: dict) -> str | None:
+        """Where the case worker writes failing cases' arrays (--dump-failures), else None."""
+        return str(self.report_dir(props) / "failures") if self.settings.dump_failures else None
+
+    def run_case(self, case, nodeid: str, props: dict, execute) -> dict:
+        """execute() -> the case worker's record of one fresh attempt. Reruns, the record, the
+        gate's verdict and the dump (a case the baseline skips is not run at all)."""
         skip = self.baseline_skip(case, props)
         if skip:
             return rec_mod.from_outcome({"case_id": case.id, "op": case.op.name, "outcome": "skipped", "reason": skip},
-                                        nodeid=nodeid, case_facts=execute.case_facts(case), props=props,
+                                        nodeid=nodeid, case_facts=execute_mod.case_facts(case), props=props,
                                         library_sha256={}, repro="")
-        dumps = self.settings.dump_failures
-
-        def attempt():
-            capture = {} if dumps else None
-            return judge(capture), capture
-
-        outcome, attempts, capture = execute.run_with_reruns(attempt, self.settings.reruns)
-        record = execute.record_for(case, outcome, nodeid=nodeid, props=props, attempts=attempts, root=self.root,
-                                    timings=outcome.timings)
+        worker_record, attempts = execute_mod.run_with_reruns(execute, self.settings.reruns)
+        record = execute_mod.record_for(case, worker_record, nodeid=nodeid, props=props, attempts=attempts,
+                                        root=self.root)
         base = self.baseline(props)
         if base is not None:
             record = gate_apply([record], base)[0]
-        if dumps:
-            record["dump"] = execute.dump_failure(record, capture, self.report_dir(props) / "failures")
+        if self.settings.dump_failures:
+            record["dump"] = execute_mod.finish_dump(record, worker_record.get("dump"))
         return record
 
     # ---------------------------------------------------------------- recording (controller)
 
-    def _recorder(self, props: dict) -> Recorder:
-        if self.recorder is None:
-            case_files = sorted((self.root / "cases").glob("*.yaml"))
-            self.recorder = Recorder(self.report_dir(props), banner(props), props, root=self.root, argv=self.argv,
-                                     case_files=case_files, extra=self.extra, html=self.settings.html,
-                                     started=self.started)
+    def open_recorder(self, directory: Path, props: dict) -> Recorder:
+        """The controller's recorder, once the run has its report directory and backend facts."""
+        self.directory = Path(directory)
+        case_files = sorted((self.root / "cases").glob("*.yaml"))
+        self.recorder = Recorder(self.directory, banner(props), props, root=self.root, argv=self.argv,
+                                 case_files=case_files, extra=self.extra, html=self.settings.html,
+                                 started=self.started)
         return self.recorder
 
-    def record_report(self, props: dict, nodeid: str, when: str, failed: bool, one_line: str) -> dict | None:
+    def record_report(self, props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
+                      died: bool, case_of) -> dict | None:
         """Record what one pytest report says about a case; returns the record written, if any.
-        props: the report's user properties."""
-        base_props = self.recorder.properties if self.recorder else {}
+        props: the report's user properties; died: the pytest (xdist) worker running it died;
+        case_of(nodeid) -> {case_id, op} for a case that left no record."""
+        recorder = self.recorder
+        if recorder is None:
+            return None
+        base_props = recorder.properties
         if "record" in props:
-            if when != "call":                     # setup/teardown of a case already recorded
+            if when != "call" and not failed:      # setup/teardown of a case already recorded
                 return None
             record = json.loads(props["record"])
             if failed and not is_gate_failure(record):
                 record["status"] = record["raw_status"] = Status.FAIL.value          # raised after judging
                 record["reason"] = record["error"] = one_line
                 record["outcome"] = "error"            # the pytest-era word, kept for older readers
-        elif failed and ".yaml::" in nodeid and "case_id" not in props:
-            record = self._crash_record(nodeid, base_props)                       # the worker died
-            record["reason"] = record["error"] = one_line
-        elif "case_id" in props and failed:                                       # raised before judging
-            record = {"case_id": props["case_id"], "nodeid": nodeid, "op": props.get("op"),
-                      "status": Status.FAIL.value, "raw_status": Status.FAIL.value, "reason": one_line,
-                      "outcome": "error",
-                      "backend": {k: v for k, v in props.items() if k not in ("case_id", "op")} or base_props}
+        elif failed and (".yaml::" in nodeid or ".json::" in nodeid):
+            # no record came back: the xdist worker running it died (killed from outside), or the
+            # harness itself raised around the case worker
+            status, what = (Status.CRASH, "the pytest worker running it died") if died else \
+                (Status.FAIL, "harness error")
+            record = {**case_of(nodeid), "nodeid": nodeid, "family": base_props.get("family", ""),
+                      "status": status.value, "raw_status": status.value, "attempts": [status.value],
+                      "reason": f"{status.value}: {what}: {one_line}", "error": one_line, "outcome": "error",
+                      "backend": base_props,
+                      "repro": repro.command(nodeid, base_props, identity.switches(os.environ), self.root)}
         else:
             return None
-        recorder = self._recorder(record.get("backend") or base_props)
-        if "simulated" not in recorder.properties and "simulated" in (record.get("backend") or {}):
-            # the first report was a crashed worker's bare one: take the facts from the first that has them
-            recorder.set_properties(record["backend"])
         recorder.add(record)
         return record
 
-    def _crash_record(self, nodeid: str, props: dict) -> dict:
-        """A worker that died (segfault, abort in the library) sends a bare report: its case CRASHed."""
-        file_part, _, name = nodeid.partition("::")
-        try:
-            op = yaml.safe_load((self.root / file_part).read_text())["op"]
-        except Exception:          # the record matters more than its op name
-            op = Path(file_part).stem
-        return {"case_id": f"{op}.{name}", "nodeid": nodeid, "op": op, "family": props.get("family", ""),
-                "dtype": name.split("[", 1)[1].split("-", 1)[0] if "[" in name else None,
-                "status": Status.CRASH.value, "raw_status": Status.CRASH.value, "attempts": [Status.CRASH.value],
-                "outcome": "error",
-                "backend": props, "repro": repro.command(nodeid, props, identity.switches(os.environ), self.root)}
-
     # ---------------------------------------------------------------- the end
 
-    def finish(self, exitstatus: int) -> int:
-        """Write every report; the exit status the run should end with."""
+    def finish(self, exitstatus: int, records: list[dict] | None = None) -> int:
+        """Write every report from `records` (one per case, from the journals); the exit status
+        the run should end with."""
         if self.recorder is None:
             return exitstatus
         gated = bool(self.settings.gate)
-        self.recorder.finish(gated=gated)
+        self.recorder.finish(records, gated=gated)
         if gated and exitstatus in (0, 1):
             return self.recorder.gate.exit_code
         if exitstatus == 0 and any(r["status"] == Status.MISSING.value for r in self.recorder.records):

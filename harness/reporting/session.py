@@ -1,9 +1,11 @@
 """The run-side recorder: results.jsonl as cases finish, and every report when the run ends.
 
 Each finished case is appended to results.jsonl as soon as its report arrives (in the xdist
-controller), so a crash or a Ctrl-C later loses nothing already obtained. At the end: MISSING
-records for cases the manifest assigned but nobody reported, the gate, then summary.json (headed
-by the run's identity), summary.txt, summary.md, junit.xml and report.html.
+controller), a live view. At the end results.jsonl is rewritten from the journals
+(harness/execution/journal.py: one record per case, MISSING for a case started and never
+finished, a resumed run's earlier records included), MISSING records are added for cases the
+manifest assigned but no process ever started, then the gate, summary.json (headed by the run's
+identity), summary.txt, summary.md, junit.xml and report.html.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..backends.base import banner
 from . import identity as ident_mod, records as rec_mod, writers
 from .gate import GateResult, evaluate
 from .model import Report, Run
-from .status import ORDER, Status
+from ..status import ORDER, Status
 
 
 def default_dir(root: Path, props: dict) -> Path:
@@ -72,7 +74,19 @@ class Recorder:
 
     # ---------------------------------------------------------------- the end of the run
 
-    def finish(self, gated: bool = False) -> Path:
+    def serious(self) -> list[dict]:
+        """Cases that crashed, hung or never finished."""
+        bad = (Status.CRASH.value, Status.TIMEOUT.value, Status.MISSING.value)
+        return [r for r in self.records if r.get("status") in bad]
+
+    def finish(self, records: list[dict] | None = None, gated: bool = False) -> Path:
+        """`records` (one per case, from the journals: harness/execution/journal.py) replace what
+        arrived live; cases the manifest assigned that no journal knows are added as MISSING."""
+        if records is not None:
+            self.records = list(records)
+            tmp = self.results_path.with_suffix(".tmp")
+            tmp.write_text("".join(rec_mod.dumps(r) + "\n" for r in self.records), encoding="utf-8")
+            tmp.replace(self.results_path)
         manifest = rec_mod.load_manifest(self.dir)
         for missing in rec_mod.missing_records(manifest, self.records, self.properties):
             self.add(missing)

@@ -7,7 +7,7 @@ from pathlib import Path
 from .gate import is_gate_failure
 from .model import Report
 from .records import status_of
-from .status import Status
+from ..status import Status
 
 _IDENTITY_ROWS = ("backend", "simulated", "soc_name", "family", "cann_version", "suite_commit", "started", "ended",
                   "command", "host")

@@ -1,6 +1,7 @@
 /* aclInit/aclFinalize, devices (per-thread current device, ref-counted
  * SetDevice/ResetDevice), contexts, sys-param options (acl_abi.md 3.3, 6). */
 #include "core.h"
+#include "faults.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,10 @@ static int parse_devices(int *count, char *why, size_t n)
 static void reset_all_locked(void)
 {
     for (int d = 0; d < SWC_MAX_DEVICES; d++) {
-        if (g_dev_ref[d] > 0) stream_reset_device(d);
+        if (g_dev_ref[d] > 0) {
+            stream_reset_device(d);
+            faults_device_reset(d);
+        }
         g_dev_ref[d] = 0;
         memset(g_ctxopt_set[d], 0, sizeof g_ctxopt_set[d]);
     }
@@ -144,7 +148,7 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath)
                          "(software CANN).", env ? env : "", soc_allowed_text());
     }
     int cnt;
-    if (parse_devices(&cnt, why, sizeof why) != 0) {
+    if (parse_devices(&cnt, why, sizeof why) != 0 || faults_load(why, sizeof why) != 0) {
         pthread_mutex_unlock(&g_lock);
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "%s", why);
     }
@@ -242,6 +246,7 @@ static aclError reset_dev(int32_t deviceId, int force)
         /* the device's context and streams go away; memory blocks stay registered so
          * that leaks remain visible in swcannGetStats */
         stream_reset_device(deviceId);
+        faults_device_reset(deviceId);
         memset(g_ctxopt_set[deviceId], 0, sizeof g_ctxopt_set[deviceId]);
     }
     if (tl_dev == deviceId && g_dev_ref[deviceId] == 0) tl_dev = -1;

@@ -1,6 +1,7 @@
 /* Misc runtime API, swcann extensions and the internal table handed to
  * libnnopbase.so / libopapi.so. */
 #include "core.h"
+#include "faults.h"
 #include <stdlib.h>
 #include <string.h>
 #include "../shared/swc_half.h"
@@ -98,6 +99,8 @@ static const swc_core k_core = {
     .stream_fail = core_stream_fail,
     .take_fault = rt_take_fault,
     .deterministic = core_deterministic,
+    .fault_on = faults_on,
+    .fault_phase2 = faults_phase2,
 };
 
 SWC_API const swc_core *swcannCoreApi(uint32_t abi) { return abi == SWC_CORE_ABI ? &k_core : NULL; }

@@ -2,6 +2,7 @@
  * (AI Core exception, injected faults) are parked on the stream and reported by
  * the next synchronize on it (acl_abi.md 4.3). */
 #include "core.h"
+#include "faults.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,8 @@ static aclError sync_one(const char *api, aclrtStream stream)
         core_set_last_error(f);
         return f;
     }
+    int poisoned = faults_sync(r, rt_current_device()); /* SWCANN_FAULTS: may never return */
+    if (poisoned) return poisoned;
     stream_t *s = r;
     pthread_mutex_lock(&g_lock);
     int code = s->pend_code;

@@ -367,6 +367,16 @@ static int run_adapter(struct aclOpExecutor *e, void *ws, uint64_t wsSize, void 
     return h->kernel(e, h, ws, stream);
 }
 
+/* elements of the launch's first tensor (gradOutput in every op), -1 if none: fault triggers */
+static int64_t launch_numel(const aclOpExecutor *e)
+{
+    const job_head *h = e->payload;
+    if (!h || h->nt < 1) return -1;
+    int64_t n = 1;
+    for (int i = 0; i < h->t[0].rank; i++) n *= h->t[0].dims[i];
+    return n;
+}
+
 int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, void *stream)
 {
     const swc_core *c = core();
@@ -398,8 +408,10 @@ int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, vo
     } else if ((st = c->stream_get(stream, &rs, why, sizeof why)) != 0) {
         swc_msgf(c, "EZ9999", "[%s] launch failed, runtime error %d: %s", api, st, why);
         st = ACLNN_ERR_RUNTIME_ERROR;
-    } else {
+    } else if (!c->fault_phase2(api, launch_numel(e), rs)) { /* SWCANN_FAULTS */
         st = e->run(e, ws, wsSize, rs);
+    } else {
+        st = ACLNN_SUCCESS; /* the launch is accepted; the device reports the failure at sync */
     }
     /* a non-repeatable executor is consumed by its (first) phase-2 call */
     if (!e->repeatable && c->obj_del(e, SWC_K_EXECUTOR) == 0) e->destroy(e);

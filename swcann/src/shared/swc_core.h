@@ -53,6 +53,10 @@ typedef struct swc_core {
     void (*stream_fail)(void *resolved, int code, const char *text);
     int32_t (*take_fault)(int site); /* one-shot injected code, 0 if none */
     int64_t (*deterministic)(void);
+    /* SWCANN_FAULTS (src/core/faults.c): is fault `name` on for this launch? */
+    int (*fault_on)(const char *name, const char *api, int64_t numel);
+    /* run-level faults at a phase-2 launch; may not return; 1: the kernel must not run */
+    int (*fault_phase2)(const char *api, int64_t numel, void *stream);
 } swc_core;
 
 SWC_API const swc_core *swcannCoreApi(uint32_t abi);

@@ -1,0 +1,156 @@
+"""Coverage of the case files: what the default tier exercises, and where it falls short.
+
+For every operator, SoC family and data dtype the family accepts (a valid case expects status 0
+there), the default tier must hold a case in every memory layout, in every value class, and a
+case whose planes span several kernel tiles while their count exceeds the AI cores of a chip
+(tail-tile and last-core bugs). Together with the phase-1 check traceability of every family
+(harness/traceability.py) these are the gaps `tests/test_coverage.py` fails on.
+
+    python -m harness.coverage [--out FILE] [--cases DIR]
+
+prints the counts (op x family x dtype x layout x value class) and the traceability table.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import traceability
+from .families import FAMILIES
+from .model import LAYOUTS, Case
+
+TILE_ELEMENTS = 256     # a plane larger than this spans more than one kernel tile
+AI_CORES = 48           # the AI cores of a 950 / 910B: more planes than this reach every core
+
+# Value classes, each satisfied by any of the named distributions (presets in model/distributions.py).
+FLOAT_CLASSES = {
+    "ties": ("small_int", "constant"),
+    "zeros": ("zeros", "g_zeros"),
+    "-0.0": ("neg_zero",),
+    "subnormal": ("subnormal", "g_subnormal"),
+    "large": ("large",),
+    "specials in gradOutput": ("g_specials", "specials"),
+    "specials in self": ("x_specials", "specials"),
+}
+INT_CLASSES = {"ties": ("small_int", "constant"), "zeros": ("zeros", "g_zeros"), "large": ("large", "specials")}
+
+# Where a requirement cannot hold, with the reason (op, family or None for all, dtype, requirement).
+EXEMPT = {
+    ("AvgPool2dBackward", "ascend910", "float32", "values"):
+        "910's fp32 path computes in FP16 (cubeMathType 1/2 only): exact only on small integers (spec F)",
+    ("AvgPool2dBackward", "ascend310p", "float32", "values"):
+        "310P's fp32 path computes in FP16 (cubeMathType 1/2 only): exact only on small integers (spec F)",
+}
+
+
+@dataclass(frozen=True)
+class Gap:
+    op: str
+    family: str
+    dtype: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.op} on {self.family}, {self.dtype}: no default-tier case {self.what}"
+
+
+def _spatial(case: Case) -> int:
+    """Spatial dims of the op: 3 for the 3-D ops (their 4-D form is (C|N, D, H, W)), else 2."""
+    return 3 if "3d" in case.op.name else 2
+
+
+def planes(case: Case) -> tuple[int, int]:
+    """(number of planes, elements per plane) of the case's self shape."""
+    k = _spatial(case)
+    plane = math.prod(case.shape[-k:])
+    return (math.prod(case.shape[:-k]) if plane else 0), plane
+
+
+def _layouts(case: Case) -> set[str]:
+    return set(case.layouts.values())
+
+
+def _is_int(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint")) or dtype == "bool"
+
+
+def runnable(cases: list[Case], family: str) -> list[Case]:
+    """Default-tier valid cases that expect success on `family`."""
+    return [c for c in cases if c.kind == "valid" and c.tier == "default" and c.status.get(family) == 0]
+
+
+def gaps(loaded: traceability.Loaded) -> list[Gap]:
+    found = []
+    for op, cases in loaded:
+        for fam in op.families:
+            run = runnable(cases, fam)
+            for dt in sorted({c.dtype for c in run}):
+                mine = [c for c in run if c.dtype == dt]
+                found += _dtype_gaps(op.name, fam, dt, mine)
+    return found
+
+
+def _dtype_gaps(op: str, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
+    out = []
+    seen_layouts = set().union(*(_layouts(c) for c in cases))
+    for lay in LAYOUTS:
+        if lay not in seen_layouts:
+            out.append(Gap(op, fam, dt, f"with a tensor in {lay} memory"))
+    if not any(p > AI_CORES and e > TILE_ELEMENTS for p, e in map(planes, cases)):
+        out.append(Gap(op, fam, dt, f"with more than {AI_CORES} planes of more than {TILE_ELEMENTS} elements"))
+    if (op, fam, dt, "values") not in EXEMPT:
+        names = {c.values.name for c in cases}
+        for cls, dists in (INT_CLASSES if _is_int(dt) else FLOAT_CLASSES).items():
+            if not names & set(dists):
+                out.append(Gap(op, fam, dt, f"in value class '{cls}' ({' or '.join(dists)})"))
+    return out
+
+
+def counts(loaded: traceability.Loaded) -> Counter:
+    """(op, family, dtype, layout, value class) -> default-tier valid cases expecting success."""
+    out = Counter()
+    for op, cases in loaded:
+        for fam in op.families:
+            for c in runnable(cases, fam):
+                out[(op.name, fam, c.dtype, "+".join(sorted(_layouts(c))), c.values.name)] += 1
+    return out
+
+
+def render(loaded: traceability.Loaded) -> str:
+    lines = ["# Coverage of the default tier", "",
+             "Valid cases expecting success, by operator, family, dtype, memory layouts (of any tensor) "
+             "and value distribution.", "",
+             "| operator | family | dtype | layouts | values | cases |", "|---|---|---|---|---|---|"]
+    for (op, fam, dt, lay, val), n in sorted(counts(loaded).items()):
+        lines.append(f"| {op} | {fam} | {dt} | {lay} | {val} | {n} |")
+    missing = gaps(loaded)
+    lines += ["", "## Coverage gaps", ""] + ([f"- {g}" for g in missing] or ["- none"])
+    lines += ["", "## Exemptions", ""] + [f"- {' '.join(k)}: {why}" for k, why in EXEMPT.items()]
+    lines += ["", traceability.render(loaded, FAMILIES)]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m harness.coverage",
+                                 description="Coverage counts, gaps and the traceability table of every family.")
+    ap.add_argument("--out", help="write the markdown here instead of stdout")
+    ap.add_argument("--cases", default=str(traceability.CASES_DIR), help="directory of case files (default: cases/)")
+    args = ap.parse_args(argv)
+    loaded = traceability.load_all(args.cases)
+    text = render(loaded)
+    if args.out:
+        Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    missing = gaps(loaded) + traceability.gaps(loaded, families=FAMILIES)
+    if missing:
+        print(f"{len(missing)} coverage gap(s); see the report", file=sys.stderr)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,179 @@
+"""The case worker: a long-lived process that opens the backend once and runs the cases its
+supervisor (harness/execution/supervisor.py) sends, one at a time.
+
+Workers are forked from a zygote: a process started once per supervisor that imports the
+harness, torch and the goldens but opens nothing (no ACL state is ever forked), so replacing
+a crashed or hung worker costs a fork, not an interpreter start.
+
+It exists so that the library under test can segfault, abort or hang without taking the
+pytest process (and the results) with it. The C-level faulthandler writes every thread's
+Python stack to stderr (a log file the supervisor reads) on a fatal signal, and on SIGUSR1,
+which the supervisor sends when a case passes its deadline: that works while the main
+thread is blocked inside a C call, where no Python code can run.
+
+Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case, dump_dir)* and
+("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
+("done", outcome, recovery, golden-cache use) per case.
+"""
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import os
+import signal
+import socket
+import sys
+import traceback
+from pathlib import Path
+from types import SimpleNamespace
+
+from .. import backends
+from ..errors import HarnessConfigError
+from ..judge import dump
+from ..judge.cache import GoldenCache
+from ..judge.runner import run_case
+from .channel import Channel, ChannelClosed
+
+
+def _outcome_of_exception(case, e: BaseException) -> dict:
+    """An exception inside a case keeps its message (and where it came from) in the record."""
+    return {"case_id": case.id, "op": case.op.name, "outcome": "error",
+            "reason": f"{type(e).__name__}: {e}".strip()[:2000],
+            "traceback": traceback.format_exc()[-4000:]}
+
+
+def _needs_recovery(outcome: dict) -> bool:
+    """A runtime error (phase 2, stream sync) or an exception leaves the device in an unknown state."""
+    return bool(outcome.get("phase2_status")) or bool(outcome.get("sync_status")) or outcome["outcome"] == "error"
+
+
+def _recover(backend, outcome: dict) -> dict | None:
+    if not _needs_recovery(outcome) or not hasattr(backend, "recover"):
+        return None
+    cause = (f"phase 2 status {outcome.get('phase2_status')}, stream sync {outcome.get('sync_status')}"
+             if outcome["outcome"] != "error" else outcome["reason"][:300])
+    try:
+        return {"action": backend.recover(), "cause": cause, "ok": True}
+    except Exception as e:          # the supervisor replaces this process instead
+        return {"action": "in-process device reset", "cause": cause, "ok": False,
+                "error": f"{type(e).__name__}: {e}"[:1000]}
+
+
+def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[dict, dict | None]:
+    """Judge one case; then, if it left the device in doubt, reset the device. With `dump_dir`
+    (--dump-failures) a failing case's arrays are written there, since they live only here."""
+    capture = {} if dump_dir else None
+    try:
+        outcome = run_case(case, backend, backend.info.family, cache, capture=capture).to_dict()
+    except Exception as e:
+        outcome = _outcome_of_exception(case, e)
+    if capture and outcome["outcome"] == "failed":
+        outcome["dump"] = dump.write_arrays(Path(dump_dir), case.id, capture)
+    return outcome, _recover(backend, outcome)
+
+
+def serve(channel: Channel) -> int:
+    kind, settings = channel.recv()
+    assert kind == "open", kind
+    try:
+        backend = backends.create(settings["backend"], SimpleNamespace(**settings))
+    except HarnessConfigError as e:
+        channel.send(("config_error", str(e)))
+        return 3
+    cache = GoldenCache(settings["golden_cache"]) if settings.get("golden_cache") else None
+    channel.send(("ready", backend.info.as_properties()))
+    while True:
+        try:
+            message = channel.recv()
+        except ChannelClosed:
+            break
+        if message[0] == "close":
+            break
+        outcome, recovery = run_one(backend, message[1], cache, message[2])
+        # the golden cache's use in this worker so far; plain data (this module runs as __main__)
+        stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
+        channel.send(("done", outcome, recovery, stats))
+        if recovery and not recovery["ok"]:
+            return 2                 # a device this process cannot reset: let a fresh process try
+    backend.close()
+    return 0
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when its supervisor dies, so a killed run leaves no hung worker."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def worker(read_fd: int, write_fd: int) -> int:
+    _die_with_parent()
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    channel = Channel(read_fd, write_fd)
+    try:
+        return serve(channel)
+    except ChannelClosed:
+        return 0                     # the supervisor went away: nothing left to report to
+
+
+def _preload() -> None:
+    """What every case needs, imported once in the zygote instead of in every worker."""
+    import golden
+    import torch
+    from ..backends import aclnn, torch_backend  # noqa: F401  (imports only: nothing is opened)
+    for name in golden.available():
+        golden.load(name)
+    # Goldens and forward passes run on small tensors, one case after another (xdist gives the
+    # parallelism): torch's intra-op thread pool costs more than it saves there.
+    # OMP_NUM_THREADS, when set, wins.
+    if "OMP_NUM_THREADS" not in os.environ:
+        torch.set_num_threads(1)
+
+
+def zygote(sock_fd: int, supervisor: int) -> int:
+    """Fork a worker per request. Requests on the socket: b"fork" with the worker's two pipe ends
+    and its log file as SCM_RIGHTS descriptors (answer: its pid); b"wait PID" (answer: its exit
+    code, negative for a signal, as subprocess reports it)."""
+    _die_with_parent()
+    if os.getppid() != supervisor:
+        return 0                     # the supervisor died before the line above took effect
+    # Ctrl-C is for the supervisor: it stops the run (the case in flight stays MISSING, for --resume);
+    # a worker killed by it would be reported as a CRASH of its case
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _preload()
+    sock = socket.socket(fileno=sock_fd)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 256, 3)
+        except OSError:
+            return 0
+        if not message:
+            return 0                 # the supervisor closed its end
+        if message == b"fork":
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                os.dup2(fds[2], 1)
+                os.dup2(fds[2], 2)
+                code = 1
+                try:
+                    code = worker(fds[0], fds[1])
+                except BaseException:
+                    traceback.print_exc()
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(code)
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(str(pid).encode())
+        elif message.startswith(b"wait "):
+            _, status = os.waitpid(int(message[5:]), 0)
+            sock.sendall(str(os.waitstatus_to_exitcode(status)).encode())
+
+
+if __name__ == "__main__":
+    sys.exit(zygote(int(sys.argv[1]), int(sys.argv[2])))

@@ -1,0 +1,108 @@
+"""Per-process JSON Lines journals: the results that are never lost.
+
+Every pytest process that runs cases appends, to its own file under <report-dir>/journal/,
+a `start` line before a case runs and an `end` line (the whole record) after; each line is
+flushed before the next case starts, so killing the run loses at most the cases in flight,
+and those are visible as a `start` without an `end`. The controller merges the journals
+into results.jsonl (one record per case, the last one written wins); a case that started
+but never finished is MISSING with its id. `--resume DIR` skips every case with an `end`.
+
+    python -m harness.execution.journal DIR     # finished / MISSING, from the journals alone
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..jsonsafe import jsonable
+from ..status import Status
+
+DIRNAME = "journal"
+
+
+class Journal:
+    def __init__(self, directory: Path, run_id: str, writer: str):
+        self.path = Path(directory) / DIRNAME / f"{run_id}-{writer}.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8")
+        self.run_id, self.writer = run_id, writer
+
+    def _write(self, entry: dict) -> None:
+        self._file.write(json.dumps(jsonable(entry)) + "\n")
+        self._file.flush()                   # in the kernel before the next case starts
+
+    def started(self, case_id: str, nodeid: str, op: str | None) -> None:
+        self._write({"event": "start", "case_id": case_id, "nodeid": nodeid, "op": op, "t": time.time(),
+                     "run_id": self.run_id, "writer": self.writer, "pid": os.getpid()})
+
+    def finished(self, record: dict) -> None:
+        self._write({"event": "end", "case_id": record["case_id"], "t": time.time(), "run_id": self.run_id,
+                     "writer": self.writer, "record": record})
+
+    def close(self) -> None:
+        self._file.close()
+
+
+@dataclass
+class State:
+    """What the journals of a report directory say."""
+    final: dict[str, dict] = field(default_factory=dict)      # case id -> its last record
+    missing: dict[str, dict] = field(default_factory=dict)    # case id -> its MISSING record
+
+    def records(self) -> list[dict]:
+        """One record per case: the final ones, then the MISSING ones."""
+        return list(self.final.values()) + list(self.missing.values())
+
+
+def missing_record(start: dict) -> dict:
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(start.get("t", 0)))
+    return {"case_id": start["case_id"], "op": start.get("op"), "nodeid": start.get("nodeid"),
+            "status": Status.MISSING.value,
+            "reason": f"MISSING: started at {when} by {start.get('writer')} (pid {start.get('pid')}) of run "
+                      f"{start.get('run_id')} and never finished (the run was killed?)"}
+
+
+def _entries(directory: Path):
+    for path in sorted((Path(directory) / DIRNAME).glob("*.jsonl")):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError:
+                    continue               # a line cut short by a kill: its case counts as not finished
+
+
+def scan(directory: Path) -> State:
+    state = State()
+    for entry in sorted(_entries(directory), key=lambda e: e.get("t", 0)):
+        case_id = entry.get("case_id")
+        if entry.get("event") == "start":
+            if case_id not in state.final:
+                state.missing[case_id] = missing_record(entry)
+        elif entry.get("event") == "end" and entry["record"].get("status") == Status.MISSING.value:
+            if case_id not in state.final:      # recorded as not run (its worker lost the device)
+                state.missing[case_id] = entry["record"]
+        elif entry.get("event") == "end":
+            state.final.pop(case_id, None)       # keep insertion order of the latest
+            state.final[case_id] = entry["record"]
+            state.missing.pop(case_id, None)
+    return state
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m harness.execution.journal REPORT_DIR", file=sys.stderr)
+        return 2
+    state = scan(Path(argv[1]))
+    print(f"{len(state.final)} finished, {len(state.missing)} MISSING (started, never finished)")
+    for case_id in state.missing:
+        print(f"MISSING {case_id}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,349 @@
+"""The supervising side of a case worker (harness/execution/child.py).
+
+One CaseExecutor per pytest process (each xdist worker, or the single process without
+-n) keeps one long-lived worker process, so isolation costs a pipe round trip per case,
+not a process start. The worker is replaced only when it dies (CRASH), passes a case's
+deadline (TIMEOUT: its stacks are dumped, then it is killed), or cannot reset its device;
+a replacement is forked from the executor's zygote (child.py), so it costs milliseconds.
+The deadline is kept by this process, which is never blocked in the library.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import HarnessConfigError
+from ..status import Status
+from .channel import Channel, ChannelClosed
+
+START_TIMEOUT_S = 300.0      # building the software CANN on first use can take a while
+DUMP_WAIT_S = 1.0            # how long a hung worker gets to write its stacks before SIGKILL
+
+_STATUS_OF_OUTCOME = {"passed": Status.PASS, "failed": Status.FAIL, "skipped": Status.SKIP,
+                      "xfailed": Status.EXPECTED_FAIL, "xpassed": Status.UNEXPECTED_PASS,
+                      "error": Status.FAIL}      # an exception in a case: a failure with its message
+_STACK_STARTS = ("Fatal Python error", "Current thread 0x", "Thread 0x")
+
+
+@dataclass
+class CacheUse:
+    """How a case worker used the golden cache (harness/judge/cache.py)."""
+    hits: int
+    misses: int
+    rejected: list
+
+
+class DeviceLost(Exception):
+    """The worker's device could not be brought back (neither reset nor a fresh process)."""
+
+
+def _import_roots() -> list[str]:
+    """Directories holding the harness and golden packages, for the worker's sys.path."""
+    import golden
+    import harness
+    return list(dict.fromkeys(str(Path(m.__file__).resolve().parent.parent) for m in (harness, golden)))
+
+
+def _signal_name(returncode: int | None) -> str:
+    if returncode is None or returncode >= 0:
+        return f"exit code {returncode}"
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def split_log(text: str) -> tuple[str, str]:
+    """(what the library and the worker printed, the stacks faulthandler dumped)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(_STACK_STARTS):
+            return "\n".join(lines[:i]), "\n".join(lines[i:])
+    return text, ""
+
+
+def last_message(printed: str) -> str:
+    lines = [ln.strip() for ln in printed.splitlines() if ln.strip()]
+    return lines[-1][:1000] if lines else ""
+
+
+class _Zygote:
+    """The process the workers are forked from (child.zygote)."""
+
+    def __init__(self, log: Path):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(_import_roots() + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        ours, theirs = socket.socketpair()
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "harness.execution.child", str(theirs.fileno()),
+                                          str(os.getpid())], stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, env=env, pass_fds=(theirs.fileno(),))
+        theirs.close()
+        self.sock = ours
+
+    def _ask(self, message: bytes, fds=()) -> int:
+        try:
+            socket.send_fds(self.sock, [message], list(fds))
+            answer = self.sock.recv(64)
+        except OSError as e:
+            raise ChannelClosed(f"the zygote is gone ({e})") from None
+        if not answer:
+            raise ChannelClosed(f"the zygote is gone ({_signal_name(self.proc.poll())})")
+        return int(answer)
+
+    def fork(self, read_fd: int, write_fd: int, log_fd: int) -> int:
+        return self._ask(b"fork", (read_fd, write_fd, log_fd))
+
+    def wait(self, pid: int) -> int:
+        return self._ask(f"wait {pid}".encode())
+
+    def close(self) -> None:
+        self.sock.close()                    # the zygote exits at the end of its socket
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class _Worker:
+    """A forked worker: not our child, so its exit code comes from the zygote."""
+
+    def __init__(self, zygote: _Zygote, pid: int):
+        self.zygote, self.pid, self.returncode = zygote, pid, None
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            try:
+                self.returncode = self.zygote.wait(self.pid)
+            except (ChannelClosed, ValueError):
+                self.returncode = -signal.SIGKILL
+        return self.returncode
+
+
+class CaseExecutor:
+    def __init__(self, settings: dict, label: str = "main"):
+        self.settings, self.label = dict(settings), label
+        self.properties: dict[str, str] | None = None
+        self.resets = 0                 # device resets and worker replacements so far
+        self.pending_recovery: dict | None = None   # told to the next case's record
+        self.lost: str | None = None
+        self._cache_done = self._cache_current = None   # golden-cache use: replaced workers, current one
+        self._proc: _Worker | None = None
+        self._chan: Channel | None = None
+        self._log_dir = Path(tempfile.mkdtemp(prefix=f"aclnn-worker-{label}-"))
+        self._log: Path | None = None
+        self._starts = 0
+        self._zygote: _Zygote | None = None
+
+    # ------------------------------------------------------------ worker process
+
+    def start(self) -> dict[str, str]:
+        """Start a worker and open the backend in it; its BackendInfo properties.
+        A configuration error is a HarnessConfigError with the backend's one line."""
+        self._starts += 1
+        self._log = self._log_dir / f"worker-{self._starts}.log"
+        to_child, from_parent = os.pipe()
+        to_parent, from_child = os.pipe()
+        try:
+            if self._zygote is None:
+                self._zygote = _Zygote(self._log_dir / "zygote.log")
+            with open(self._log, "wb") as log:
+                self._proc = _Worker(self._zygote, self._zygote.fork(to_child, from_child, log.fileno()))
+        except ChannelClosed as e:
+            for fd in (to_child, from_parent, to_parent, from_child):
+                os.close(fd)
+            said = last_message(split_log(self._read_log_file(self._log_dir / "zygote.log"))[0])
+            raise HarnessConfigError(f"cannot start a case worker: {e}: {said or 'no message'}") from None
+        os.close(to_child)
+        os.close(from_child)
+        self._chan = Channel(to_parent, from_parent)
+        try:
+            self._chan.send(("open", self.settings))
+            if not self._chan.ready(START_TIMEOUT_S):
+                raise ChannelClosed(f"no answer in {START_TIMEOUT_S:.0f} s")
+            reply = self._chan.recv()
+        except ChannelClosed as e:
+            self._kill()
+            printed, stack = split_log(self._read_log(0))
+            raise HarnessConfigError(f"the case worker died while opening the {self.settings['backend']} backend "
+                                     f"({_signal_name(self._proc.wait())}; {e}): "
+                                     f"{last_message(printed) or 'no message'}") from None
+        if reply[0] == "config_error":
+            self._reap()
+            raise HarnessConfigError(reply[1])
+        self.properties = reply[1]
+        return self.properties
+
+    def close(self) -> None:
+        if self._alive():
+            try:
+                self._chan.send(("close",))      # the worker closes the backend (aclFinalize) and exits
+                if self._chan.ready(30):
+                    self._proc.wait()
+            except ChannelClosed:
+                pass
+            self._kill()
+        if self._chan is not None:
+            self._chan.close()
+        self._proc = self._chan = None
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
+        shutil.rmtree(self._log_dir, ignore_errors=True)
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.returncode is None
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+
+    def _reap(self) -> None:
+        if self._cache_current is not None:       # fold the dying worker's cache use into the total
+            self._cache_done, self._cache_current = vars(self.cache_stats), None
+        self._kill()
+        if self._chan is not None:
+            self._chan.close()
+            self._chan = None
+
+    def _read_log(self, offset: int) -> str:
+        return self._read_log_file(self._log, offset)
+
+    @staticmethod
+    def _read_log_file(path: Path, offset: int = 0) -> str:
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                return f.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def _log_size(self) -> int:
+        try:
+            return self._log.stat().st_size
+        except OSError:
+            return 0
+
+    def _replace(self, cause: str) -> None:
+        """A fresh worker after a crash, a hang or a device it could not reset."""
+        self._reap()
+        try:
+            self.start()
+        except HarnessConfigError as e:
+            self.lost = f"device not usable after {cause}: {e}"
+            raise DeviceLost(self.lost) from None
+
+    # ------------------------------------------------------------ one case
+
+    def run(self, case, deadline_s: float) -> dict:
+        """Run `case` in the worker; its record (every record carries `status`)."""
+        if self.lost:
+            return self._record(case, Status.MISSING, f"not run: {self.lost}")
+        if not self._alive():
+            try:
+                self._replace(self.pending_recovery["cause"] if self.pending_recovery else "a worker exit")
+            except DeviceLost:
+                return self._record(case, Status.MISSING, f"not run: {self.lost}")
+        offset, start = self._log_size(), time.monotonic()
+        try:
+            # per case, not per worker: the dump directory is known only once the run has its report dir
+            self._chan.send(("run", case, self.settings.get("dump_dir")))
+            answered = self._chan.ready(deadline_s)
+            reply = self._chan.recv() if answered else None
+        except ChannelClosed:
+            reply, answered = None, True
+        duration = time.monotonic() - start
+        if reply is None and not answered:
+            return self._timed_out(case, deadline_s, offset, duration)
+        if reply is None:
+            return self._crashed(case, offset, duration)
+        _, outcome, recovery, self._cache_current = reply
+        return self._finished(case, outcome, recovery)
+
+    @property
+    def cache_stats(self) -> "CacheUse | None":
+        """Golden-cache use of every worker of this executor (None without a cache)."""
+        parts = [CacheUse(**p) for p in (self._cache_done, self._cache_current) if p is not None]
+        if not parts:
+            return None
+        return CacheUse(sum(p.hits for p in parts), sum(p.misses for p in parts), [r for p in parts for r in p.rejected])
+
+    def _finished(self, case, outcome: dict, recovery: dict | None) -> dict:
+        record = dict(outcome)
+        record["status"] = _STATUS_OF_OUTCOME[outcome["outcome"]].value
+        self._stamp(record)
+        if recovery:
+            record["recovery"] = recovery
+            self.resets += 1
+            self.pending_recovery = {"case_id": case.id, **recovery}
+            if not recovery["ok"]:
+                self._reap()          # the worker exits; the next case starts a fresh one
+                self.pending_recovery["action"] = "new worker process"
+        return record
+
+    def _timed_out(self, case, deadline_s: float, offset: int, duration: float) -> dict:
+        before = self._log_size()
+        try:
+            os.kill(self._proc.pid, signal.SIGUSR1)      # faulthandler: every thread's stack
+        except ProcessLookupError:
+            pass
+        waited = 0.0
+        while waited < DUMP_WAIT_S:               # until the dump stops growing
+            time.sleep(0.1)
+            waited += 0.1
+            size = self._log_size()
+            if size > before and waited >= 0.3:
+                break
+        self._reap()
+        printed, stack = split_log(self._read_log(offset))
+        reason = f"TIMEOUT: no result after the {deadline_s:g} s deadline; the case worker was killed"
+        record = self._record(case, Status.TIMEOUT, reason, duration_s=duration, deadline_s=deadline_s,
+                              stack=stack[-8000:], last_error=last_message(printed), output=printed[-4000:])
+        self._after_lost_worker(case, "TIMEOUT")
+        return record
+
+    def _crashed(self, case, offset: int, duration: float) -> dict:
+        how = _signal_name(self._proc.wait())
+        self._reap()
+        printed, stack = split_log(self._read_log(offset))
+        said = last_message(printed)
+        reason = f"CRASH: the case worker died ({how})" + (f"; last library message: {said}" if said else "")
+        record = self._record(case, Status.CRASH, reason, duration_s=duration, signal=how, stack=stack[-8000:],
+                              last_error=said, output=printed[-4000:])
+        self._after_lost_worker(case, "CRASH")
+        return record
+
+    def _after_lost_worker(self, case, what: str) -> None:
+        self.resets += 1
+        self.pending_recovery = {"case_id": case.id, "cause": what, "action": "new worker process", "ok": True}
+
+    def _stamp(self, record: dict) -> None:
+        """What every record says about the worker: its device resets, and the reset just before it."""
+        record["worker"] = self.label
+        record["device_resets"] = self.resets
+        if self.pending_recovery and self.pending_recovery.get("case_id") != record.get("case_id"):
+            record["recovered_from"], self.pending_recovery = self.pending_recovery, None
+
+    def _record(self, case, status: Status, reason: str, **extra) -> dict:
+        record = {"case_id": case.id, "op": case.op.name, "status": status.value, "reason": reason,
+                  "family": (self.properties or {}).get("family") or None, "note": case.note, "check": case.check,
+                  "backend": dict(self.properties or {}), **extra}
+        self._stamp(record)
+        return record

@@ -1,0 +1,187 @@
+/* SWCANN_FAULTS: named faults for testing the harness against a misbehaving library.
+ *
+ *   SWCANN_FAULTS = item[,item...]      item = name[@cond[&cond...]]
+ *   cond = numel=N   (the launch's gradOutput has N elements)
+ *        | op=NAME   (aclnnNAME or NAME, e.g. op=AvgPool2dBackward)
+ *
+ * A trigger depends only on the case, never on how many cases ran before, so a fault
+ * hits the same case after a worker restart or in a resumed run. */
+#include "core.h"
+#include "faults.h"
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Every fault name SWCANN_FAULTS accepts. Add a name here, and act on it with faults_on(). */
+static const char *const k_names[] = {
+    "phase2_segv",   /* phase 2 dereferences a bad address (SIGSEGV) */
+    "phase2_abort",  /* phase 2 fails an internal assertion (SIGABRT) */
+    "phase2_hang",   /* phase 2 never returns */
+    "sync_hang",     /* the next stream sync never returns */
+    "sync_507015",   /* AI Core exception: the sync returns 507015 and the device stays in
+                        error state (every later sync fails) until aclrtResetDevice */
+};
+#define N_NAMES (sizeof k_names / sizeof k_names[0])
+#define MAX_ITEMS 32
+
+typedef struct {
+    int name;       /* index into k_names */
+    int64_t numel;  /* -1: any */
+    char op[96];    /* "": any */
+} item_t;
+
+static pthread_mutex_t f_lock = PTHREAD_MUTEX_INITIALIZER; /* never held while taking g_lock */
+static item_t g_items[MAX_ITEMS];
+static int g_n;
+static int g_poison[SWC_MAX_DEVICES];   /* device in error state: the code every sync returns */
+static void *g_hang_stream;             /* armed by sync_hang at launch */
+
+static int parse_item(char *text, item_t *it, char *why, size_t n)
+{
+    char *at = strchr(text, '@');
+    if (at) *at++ = '\0';
+    it->name = -1;
+    for (size_t i = 0; i < N_NAMES; i++)
+        if (strcmp(text, k_names[i]) == 0) it->name = (int)i;
+    if (it->name < 0) {
+        size_t len = 0;
+        char names[256] = "";
+        for (size_t i = 0; i < N_NAMES && len < sizeof names; i++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", k_names[i]);
+        snprintf(why, n, "unknown fault '%s' (known: %s)", text, names);
+        return -1;
+    }
+    it->numel = -1;
+    it->op[0] = '\0';
+    char *save = NULL;
+    for (char *cond = at ? strtok_r(at, "&", &save) : NULL; cond; cond = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(cond, '=');
+        char *end = NULL;
+        if (eq && strncmp(cond, "numel=", 6) == 0) {
+            it->numel = strtoll(eq + 1, &end, 10);
+            if (!eq[1] || *end || it->numel < 0) {
+                snprintf(why, n, "fault '%s': numel wants a non-negative integer, got '%s'", text, eq + 1);
+                return -1;
+            }
+        } else if (eq && strncmp(cond, "op=", 3) == 0 && eq[1]) {
+            const char *op = strncmp(eq + 1, "aclnn", 5) == 0 ? eq + 6 : eq + 1;
+            snprintf(it->op, sizeof it->op, "%s", op);
+        } else {
+            snprintf(why, n, "fault '%s': unknown trigger '%s' (numel=N or op=NAME)", text, cond);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int faults_load(char *why, size_t n)
+{
+    const char *env = getenv("SWCANN_FAULTS");
+    item_t items[MAX_ITEMS];
+    int count = 0;
+    char buf[2048], detail[384];
+    snprintf(buf, sizeof buf, "%s", env ? env : "");
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (count == MAX_ITEMS) {
+            snprintf(why, n, "Value '%s' for env SWCANN_FAULTS is invalid. Reason: more than %d "
+                     "faults.", env, MAX_ITEMS);
+            return -1;
+        }
+        if (parse_item(tok, &items[count++], detail, sizeof detail) != 0) {
+            snprintf(why, n, "Value '%s' for env SWCANN_FAULTS is invalid. Reason: %s.", env, detail);
+            return -1;
+        }
+    }
+    pthread_mutex_lock(&f_lock);
+    memcpy(g_items, items, sizeof items);
+    g_n = count;
+    memset(g_poison, 0, sizeof g_poison);
+    g_hang_stream = NULL;
+    pthread_mutex_unlock(&f_lock);
+    return 0;
+}
+
+int faults_on(const char *name, const char *api, int64_t numel)
+{
+    const char *op = api && strncmp(api, "aclnn", 5) == 0 ? api + 5 : (api ? api : "");
+    int hit = 0;
+    pthread_mutex_lock(&f_lock);
+    for (int i = 0; i < g_n && !hit; i++) {
+        const item_t *it = &g_items[i];
+        hit = strcmp(k_names[it->name], name) == 0 && (it->numel < 0 || it->numel == numel) &&
+              (!it->op[0] || strcmp(it->op, op) == 0);
+    }
+    pthread_mutex_unlock(&f_lock);
+    return hit;
+}
+
+static void say(const char *api, const char *what) /* what a library logs before it dies */
+{
+    fprintf(stderr, "[ERROR] swcann(%d) %s: %s (injected by SWCANN_FAULTS)\n", (int)getpid(), api, what);
+    fflush(stderr);
+}
+
+static void hang(void)
+{
+    for (;;) pause(); /* a kernel that never completes; only a kill ends it */
+}
+
+int faults_phase2(const char *api, int64_t numel, void *stream)
+{
+    int dev = rt_current_device();
+    if (faults_on("phase2_segv", api, numel)) {
+        say(api, "kernel launch touched an invalid address");
+        raise(SIGSEGV);
+    }
+    if (faults_on("phase2_abort", api, numel)) {
+        say(api, "internal assertion failed in the launch path");
+        abort();
+    }
+    if (faults_on("phase2_hang", api, numel)) hang();
+    int stop = 0;
+    pthread_mutex_lock(&f_lock);
+    if (dev >= 0 && dev < SWC_MAX_DEVICES && g_poison[dev]) stop = 1; /* device in error state */
+    pthread_mutex_unlock(&f_lock);
+    if (faults_on("sync_hang", api, numel)) {
+        pthread_mutex_lock(&f_lock);
+        g_hang_stream = stream;
+        pthread_mutex_unlock(&f_lock);
+    }
+    if (faults_on("sync_507015", api, numel) && dev >= 0 && dev < SWC_MAX_DEVICES) {
+        pthread_mutex_lock(&f_lock);
+        g_poison[dev] = ACL_ERROR_RT_AICORE_EXCEPTION;
+        pthread_mutex_unlock(&f_lock);
+        stop = 1;
+    }
+    return stop;
+}
+
+int faults_sync(void *stream, int dev)
+{
+    pthread_mutex_lock(&f_lock);
+    int hangs = stream && stream == g_hang_stream;
+    int code = dev >= 0 && dev < SWC_MAX_DEVICES ? g_poison[dev] : 0;
+    pthread_mutex_unlock(&f_lock);
+    if (hangs) hang();
+    if (code) {
+        char t[320];
+        snprintf(t, sizeof t, "Aicore kernel execute failed, ret=%d, aicore exception (injected by "
+                 "SWCANN_FAULTS=sync_507015); device %d stays in error state until aclrtResetDevice",
+                 code, dev);
+        core_set_dev_msg("EZ9999", t);
+        core_set_last_error(code);
+    }
+    return code;
+}
+
+void faults_device_reset(int dev)
+{
+    pthread_mutex_lock(&f_lock);
+    if (dev >= 0 && dev < SWC_MAX_DEVICES) g_poison[dev] = 0;
+    g_hang_stream = NULL; /* its stream is gone */
+    pthread_mutex_unlock(&f_lock);
+}

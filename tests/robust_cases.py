@@ -1,0 +1,49 @@
+"""A synthetic case file for the robustness tests: many tiny MaxPool2d cases, plus one-case
+groups whose gradOutput sizes are unique, so a SWCANN_FAULTS trigger (numel=N) hits exactly them."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+
+from tests.test_casefile_errors import BASE
+
+ATTRS = {"kernelSize": [2, 2], "stride": [2, 2], "padding": [0, 0], "dilation": [1, 1], "ceilMode": False}
+SIDES = (4, 6, 8, 10, 12)
+# gradOutput of [1, 1, 2a, 2b] pooled 2x2 has a*b elements: all above the regular cases' 5*6*6
+FAULTY = {"f289": (17, 17), "f323": (17, 19), "f361": (19, 19), "f437": (19, 23), "f529": (23, 23)}
+
+
+def faulty_numel(group: str) -> int:
+    a, b = FAULTY[group]
+    return a * b
+
+
+def _regular(name: str, channels, sides) -> dict:
+    return {"name": name, "matrix": {
+        "shape": [[1, c, h, w] for c in channels for h in sides for w in sides],
+        "dtype": ["float32"], "index_dtype": ["int32"], "format": ["NCHW"], "layout": ["contiguous", "strided"],
+        "values": ["uniform", "small_int", "normal", "constant"], "attrs": [ATTRS]}}
+
+
+def write_cases(directory: Path, channels=range(1, 6), sides=SIDES, hang_timeout_s: float | None = None) -> Path:
+    """cases/mp.yaml under `directory`: 8 * len(sides)**2 * len(channels) regular cases (1,000 by default),
+    half before and half after the FAULTY groups, so every fault has cases running after it."""
+    channels = list(channels)
+    half = (len(channels) + 1) // 2
+    doc = copy.deepcopy(BASE)
+    doc["groups"] = [_regular("before", channels[:half], sides)]
+    for name, (a, b) in FAULTY.items():
+        group = {"name": name, "matrix": {"shape": [[1, 1, 2 * a, 2 * b]], "dtype": ["float32"],
+                                          "index_dtype": ["int32"], "format": ["NCHW"], "attrs": [ATTRS]}}
+        if hang_timeout_s is not None:
+            group["timeout_s"] = hang_timeout_s
+        doc["groups"].append(group)
+    if channels[half:]:
+        doc["groups"].append(_regular("after", channels[half:], sides))
+    cases = Path(directory) / "cases"
+    cases.mkdir(parents=True, exist_ok=True)
+    path = cases / "mp.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path

@@ -1,0 +1,112 @@
+"""Set-up mistakes are said in one line at start-up, before any case runs, under CI's own
+command (-q with xdist) as without it: exit code 4, never an INTERNALERROR."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.acl.runtime import AclCallError
+from harness.backends.torch_backend import TorchBackend
+from harness.execution import child
+from harness.execution.supervisor import CaseExecutor
+from harness.judge import load_case_file
+from tests.robust_cases import write_cases
+
+REPO = Path(__file__).resolve().parent.parent
+NO_CANN = {"ASCEND_HOME_PATH": None, "ASCEND_TOOLKIT_HOME": None}
+
+
+def _corrupt_cann(tmp: Path) -> Path:
+    lib = tmp / "cann" / "lib64"
+    lib.mkdir(parents=True)
+    for name in ("libascendcl.so", "libnnopbase.so", "libopapi.so"):
+        (lib / name).write_bytes(b"not an ELF file\n" * 8)
+    return tmp / "cann"
+
+
+def _read_only_dir(tmp: Path) -> Path:
+    if os.geteuid() == 0:              # root writes through permissions: sysfs refuses a new directory
+        return Path("/sys/aclnn-conformance-report")
+    path = tmp / "read-only"
+    path.mkdir()
+    path.chmod(0o555)
+    return path
+
+
+# (name, extra arguments, environment changes, what the one line must say)
+ERRORS = [
+    ("bad aclnn device", ["--backend", "aclnn", "--device", "7"], {}, "--device 7: only 1 device(s) visible"),
+    # with its lib64 on LD_LIBRARY_PATH, as set_env.sh would have it: the loader itself must refuse it
+    ("corrupt library", ["--backend", "aclnn"],
+     {"ASCEND_HOME_PATH": _corrupt_cann, "LD_LIBRARY_PATH": lambda tmp: tmp / "cann" / "lib64"}, "cannot load"),
+    ("no CANN with --no-sw-fallback", ["--backend", "aclnn", "--no-sw-fallback"], NO_CANN,
+     "--no-sw-fallback: no CANN found"),
+    ("SoC mismatch", ["--backend", "aclnn", "--soc", "ascend950"], {"SWCANN_SOC": "ascend910b"},
+     "but --soc ascend950 was requested"),
+    ("bad SWCANN_FAULTS", ["--backend", "aclnn"], {"SWCANN_FAULTS": "phase2_explode"},
+     "Value 'phase2_explode' for env SWCANN_FAULTS is invalid"),
+    ("bad SWCANN_DEVICE_COUNT", ["--backend", "aclnn"], {"SWCANN_DEVICE_COUNT": "two"},
+     "Value 'two' for env SWCANN_DEVICE_COUNT is invalid"),
+    ("read-only report dir", ["--backend", "torch", "--report-dir", _read_only_dir], {}, "cannot write there"),
+    ("torch device that does not exist", ["--backend", "torch", "--device", "cuda:7"], {},
+     "--device: torch cannot use device 'cuda:7'"),
+]
+
+
+def _run(tmp: Path, args, env_changes, *mode):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("SWCANN_FAULTS", None)
+    for key, value in env_changes.items():
+        value = value(tmp) if callable(value) else value
+        env.pop(key, None) if value is None else env.__setitem__(key, str(value))
+    args = [str(a(tmp)) if callable(a) else a for a in args]
+    if "--report-dir" not in args:
+        args += ["--report-dir", str(tmp / "rep")]
+    cmd = [sys.executable, "-m", "pytest", "-p", "harness.plugin", str(tmp / "cases"), "--rootdir", str(tmp),
+           "-c", "/dev/null", "-p", "no:cacheprovider", *mode, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name,args,env,says", ERRORS, ids=[e[0] for e in ERRORS])
+def test_configuration_error_is_one_line_before_any_case(tmp_path, name, args, env, says):
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    code, out = _run(tmp_path, args, env, "-q", "-n", "2")
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert code == 4, out
+    assert len(lines) == 1 and lines[0].startswith("ERROR: ") and says in lines[0], out
+    assert not (tmp_path / "rep" / "journal").exists()                  # no case ran
+
+
+def test_the_line_is_the_same_without_q_and_n(tmp_path):
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    quiet = _run(tmp_path, ["--backend", "aclnn", "--device", "7"], {}, "-q", "-n", "2")
+    plain = _run(tmp_path, ["--backend", "aclnn", "--device", "7"], {}, "-n", "0")
+    assert plain[0] == quiet[0] == 4
+    said = [[ln for ln in out.splitlines() if ln.strip()] for _, out in (plain, quiet)]
+    assert said[0] == said[1] and len(said[0]) == 1, plain[1]
+
+
+class _Failing(TorchBackend):
+    def run(self, op, args):
+        raise AclCallError("aclrtMemcpy(device to host, 64 bytes)", 507015, "EZ9999: device lost the buffer")
+
+
+def test_an_exception_inside_a_case_keeps_its_message(tmp_path):
+    path = write_cases(tmp_path, channels=[1], sides=(4,))
+    _, cases = load_case_file(path)
+    backend = _Failing(type("S", (), {"device": "cpu", "family": "ascend910b"})())
+    outcome, recovery = child.run_one(backend, cases[0])
+    executor = CaseExecutor({"backend": "torch"})
+    try:
+        record = executor._finished(cases[0], outcome, recovery)
+    finally:
+        executor.close()
+    assert record["status"] == "FAIL"
+    assert record["reason"] == ("AclCallError: aclrtMemcpy(device to host, 64 bytes) failed with 507015: "
+                                "EZ9999: device lost the buffer")
+    assert "_Failing" not in record["reason"] and "raise AclCallError" in record["traceback"]

@@ -1,0 +1,220 @@
+"""Runs on a misbehaving library: crashes, hangs, a device error state, a killed run, two runs
+into one report directory. The software CANN misbehaves on purpose through SWCANN_FAULTS
+(swcann/README.md); each fault is tied to one case by its gradOutput size."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harness.execution import journal
+from tests.robust_cases import faulty_numel, write_cases
+
+REPO = Path(__file__).resolve().parent.parent
+DEADLINE_S = 2.0
+
+
+def _faults(**groups: str) -> str:
+    """SWCANN_FAULTS naming the faulty groups: _faults(f289="phase2_segv") -> phase2_segv@numel=289."""
+    return ",".join(f"{fault}@numel={faulty_numel(group)}" for group, fault in groups.items())
+
+
+CRASHES = {"f289": "phase2_segv", "f323": "phase2_abort", "f361": "phase2_segv"}
+HANGS = {"f437": "phase2_hang", "f529": "sync_hang"}
+
+
+def _pytest(tmp: Path, *args, env=None, report="rep", background=False):
+    cmd = [sys.executable, "-m", "pytest", "-p", "harness.plugin", str(tmp / "cases"), "--rootdir", str(tmp),
+           "-c", "/dev/null", "--backend", "aclnn", "-p", "no:cacheprovider", *args]
+    if report:
+        cmd += ["--report-dir", str(tmp / report)]
+    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    full_env.pop("SWCANN_FAULTS", None) if "SWCANN_FAULTS" not in (env or {}) else None
+    if background:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=full_env,
+                                cwd=tmp, start_new_session=True)
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, cwd=tmp, timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
+
+
+def _records(directory: Path) -> list[dict]:
+    return [json.loads(x) for x in (directory / "results.jsonl").read_text().splitlines()]
+
+
+def _group(record: dict) -> str:
+    return record["case_id"].split(".", 1)[1].split("[", 1)[0]
+
+
+def _journal_entries(directory: Path) -> list[dict]:
+    entries = [json.loads(x) for f in sorted((directory / "journal").glob("*.jsonl")) for x in f.read_text().splitlines()]
+    return sorted(entries, key=lambda e: e["t"])
+
+
+@pytest.mark.parametrize("jobs", ["0", "2"])
+def test_crashes_and_hangs_cost_only_their_own_cases(tmp_path, jobs):
+    write_cases(tmp_path, hang_timeout_s=DEADLINE_S)
+    code, out, wall = _pytest(tmp_path, "-q", "-n", jobs, env={"SWCANN_FAULTS": _faults(**CRASHES, **HANGS)})
+    assert code == 1, out
+    records = _records(tmp_path / "rep")
+    ids = Counter(r["case_id"] for r in records)
+    assert len(ids) == 1005 and set(ids.values()) == {1}, "one record per case"
+    bad = {_group(r): r for r in records if r["status"] != "PASS"}
+    assert sorted(bad) == sorted([*CRASHES, *HANGS]), {g: r["reason"] for g, r in bad.items()}
+    for group in CRASHES:
+        r = bad[group]
+        assert r["status"] == "CRASH" and r["signal"] == ("SIGABRT" if CRASHES[group] == "phase2_abort" else "SIGSEGV")
+        assert "injected by SWCANN_FAULTS" in r["last_error"] and r["case_id"] in out      # said, with its id
+        assert "aclnn.py" in r["stack"]                                                 # where the worker died
+    for group in HANGS:
+        r = bad[group]
+        assert r["status"] == "TIMEOUT" and r["deadline_s"] == DEADLINE_S
+        assert "in _run" in r["stack"] and "Current thread" in r["stack"]               # stack dumped to the record
+    # a hang holds its worker for its deadline plus a little, and the next case there starts soon after
+    entries = _journal_entries(tmp_path / "rep")
+    started = {e["case_id"]: e["t"] for e in entries if e["event"] == "start"}
+    ended = {e["case_id"]: e["t"] for e in entries if e["event"] == "end"}
+    for group in HANGS:
+        case_id = bad[group]["case_id"]
+        assert ended[case_id] - started[case_id] < DEADLINE_S + 2.0
+    passed = [r for r in records if r["status"] == "PASS"]
+    assert len(passed) == 1000 and all(r["worker"] for r in passed)
+    after_fault = [r for r in passed if r.get("recovered_from")]
+    assert after_fault and all(r["recovered_from"]["action"] == "new worker process" for r in after_fault)
+    assert wall < 300, wall
+
+
+def test_device_error_state_is_reset_before_the_next_case(tmp_path):
+    """After a 507015 the software CANN keeps its device in error state (like a real AI Core
+    exception): the cases after it pass only because the harness resets the device."""
+    write_cases(tmp_path, channels=[1, 2], sides=(4, 6))
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "0", env={"SWCANN_FAULTS": _faults(f361="sync_507015")})
+    records = _records(tmp_path / "rep")
+    failed = [r for r in records if r["status"] != "PASS"]
+    assert [_group(r) for r in failed] == ["f361"], out
+    bad = failed[0]
+    assert bad["status"] == "FAIL" and bad["sync_status"] == 507015 and "ret=507015" in bad["message"]
+    assert bad["recovery"]["ok"] and bad["recovery"]["action"].startswith("aclrtResetDevice(0)")
+    order = [e["case_id"] for e in _journal_entries(tmp_path / "rep") if e["event"] == "end"]
+    later = order[order.index(bad["case_id"]) + 1:]
+    by_id = {r["case_id"]: r for r in records}
+    assert len(later) >= 10
+    assert all(by_id[c]["status"] == "PASS" and by_id[c]["device_resets"] == 1 for c in later)
+    assert by_id[later[0]]["recovered_from"]["case_id"] == bad["case_id"]
+
+
+STICKY = """
+import os, sys
+from types import SimpleNamespace
+from harness.backends.aclnn import AclnnBackend
+from harness.judge import load_case_file
+_, cases = load_case_file(sys.argv[1])
+by_group = {}
+for c in cases:
+    by_group.setdefault(c.group, c)
+from harness.judge.runner import run_case
+b = AclnnBackend(SimpleNamespace(device=None, family=None, no_sw_fallback=False, deterministic=False, worker=None))
+first = run_case(by_group["f361"], b, b.info.family)
+no_reset = run_case(by_group["before"], b, b.info.family)
+b.recover()
+after_reset = run_case(by_group["before"], b, b.info.family)
+print(first.sync_status, no_reset.outcome, no_reset.sync_status, after_reset.outcome)
+"""
+
+
+def test_without_a_reset_the_device_error_state_fails_the_next_case(tmp_path):
+    """The other half of the test above: the simulator really keeps the error state."""
+    path = write_cases(tmp_path, channels=[1], sides=(4,))
+    proc = subprocess.run([sys.executable, "-c", STICKY, str(path)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "SWCANN_FAULTS": _faults(f361="sync_507015")})
+    assert proc.stdout.split() == ["507015", "failed", "507015", "passed"], proc.stdout + proc.stderr
+
+
+def _wait_for(predicate, timeout=120.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_killed_run_is_finished_by_resume(tmp_path):
+    write_cases(tmp_path, channels=[1, 2], sides=(4, 6, 8))
+    rep = tmp_path / "rep"
+    proc = _pytest(tmp_path, "-q", "-n", "2", background=True, env={"SWCANN_FAULTS": _faults(f437="phase2_hang")})
+    try:
+        hung = lambda: any(e["event"] == "start" and "f437" in e["case_id"] for e in _journal_entries(rep)) \
+            if (rep / "journal").is_dir() else False
+        assert _wait_for(hung), proc.communicate()[0] if proc.poll() is not None else "no start of f437"
+        time.sleep(1.0)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)              # the whole run, workers included
+        proc.wait()
+    before = journal.scan(rep)
+    assert any("f437" in c for c in before.missing), before.missing
+    listed = subprocess.run([sys.executable, "-m", "harness.execution.journal", str(rep)], capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert all(f"MISSING {c}" in listed.stdout for c in before.missing), listed.stdout
+    total = 8 * 9 * 2 + 5
+    assert len(before.final) < total
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "2", "--resume", str(rep), report=None)
+    assert code == 0, out
+    assert all(f"MISSING {c}" in out for c in before.missing), out           # listed before the resume ...
+    records = _records(rep)
+    ids = Counter(r["case_id"] for r in records)
+    assert len(ids) == total and set(ids.values()) == {1}
+    assert {r["status"] for r in records} == {"PASS"}                         # ... and gone after it
+    assert f"{total - len(before.final)} passed" in out, out                 # only what had no final record
+
+
+def test_two_runs_never_share_a_report_directory(tmp_path):
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    rep = tmp_path / "rep"
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "0")
+    assert code == 0, out
+    first = _records(rep)
+    first_run = json.loads((rep / "run.json").read_text())["run_id"]
+    runner = _pytest(tmp_path, "-q", "-n", "0", background=True, env={"SWCANN_FAULTS": _faults(f437="phase2_hang")})
+    try:
+        assert _wait_for(lambda: (rep / "journal").is_dir() and any(
+            "f437" in e["case_id"] and e["run_id"] != first_run for e in _journal_entries(rep)))
+        code, out, _ = _pytest(tmp_path, "-q", "-n", "2")
+        assert code == 4 and "is in use by another run" in out, out
+        assert len([ln for ln in out.splitlines() if ln.strip()]) == 1, out
+    finally:
+        os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait()
+    kept = rep / "previous" / first_run / "results.jsonl"                   # moved aside, never overwritten
+    assert [json.loads(x) for x in kept.read_text().splitlines()] == first
+
+
+def test_a_device_that_cannot_be_brought_back_stops_its_worker(tmp_path, monkeypatch):
+    """After a crash the fresh worker cannot open its device (here: the device id went away):
+    the remaining cases of that worker are not run and say why, instead of each failing."""
+    from harness.execution.supervisor import CaseExecutor
+    from harness.judge import load_case_file
+
+    _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4,)))
+    regular = [c for c in cases if c.group in ("before", "after")]
+    crashing = next(c for c in cases if c.group == "f289")
+    monkeypatch.setenv("SWCANN_FAULTS", _faults(f289="phase2_segv"))
+    executor = CaseExecutor({"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
+                             "deterministic": False, "worker": None})
+    try:
+        executor.start()
+        assert executor.run(regular[0], 60)["status"] == "PASS"
+        assert executor.run(crashing, 60)["status"] == "CRASH"
+        executor.settings["device"] = "7"              # what the replacement worker will find
+        lost = [executor.run(c, 60) for c in regular[1:4]]
+    finally:
+        executor.close()
+    assert [r["status"] for r in lost] == ["MISSING"] * 3
+    assert all(r["reason"].startswith("not run: device not usable after CRASH: --device 7") for r in lost), lost
