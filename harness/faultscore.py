@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .reporting.status import Status
+from .status import Status
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_RATIO = 5.0        # a 10x slowdown must show as at least 5x in wall time on a busy machine

@@ -30,8 +30,10 @@ from .execution.supervisor import CaseExecutor
 from .judge import load_atk_file, load_case_file
 from .judge.cache import GoldenCache
 from .model import Case, atk
-from .report import Recorder
-from .reporting.status import Status
+from .reporting.gate import is_gate_failure
+from .reporting.run import ReportSettings, RunReporting, add_options as add_report_options
+from .reporting.session import Recorder
+from .status import Status
 
 _SESSION = pytest.StashKey()
 
@@ -72,6 +74,7 @@ def pytest_addoption(parser):
     g.addoption("--atk", action="append", default=[], metavar="PATH",
                 help="run ATK case lists (JSON files, or directories of them) as well; alone, instead of tests/. "
                      "A .json file in a directory named 'atk' is read as one without this option")
+    add_report_options(parser.getgroup("aclnn conformance: gating, reruns, shards, reports"))
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,16 @@ def pytest_xdist_auto_num_workers(config):
             devices = len(visible) or 1
             return 0 if devices == 1 else devices
     return 0 if cores <= 2 else min(cores - 1, 8)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """pytest's own tally shows a known deviation that passed as XPASS, not as a plain pass."""
+    report = yield
+    record = getattr(item, "record", None)
+    if call.when == "call" and report.passed and record and record["status"] == "UNEXPECTED_PASS":
+        report.wasxfail = record["reason"]
+    return report
 
 
 def pytest_configure(config):
@@ -231,12 +244,24 @@ class CaseSession:
         # --prepare-only fills the cache in this process (no device, no case worker); a run uses
         # it in its case workers, which report their hits and misses (executor.cache_stats)
         self.cache = GoldenCache(settings.golden_cache) if settings.prepare_only else None
+        try:
+            report_settings = ReportSettings.from_options(config.getoption)
+        except HarnessConfigError as e:
+            raise pytest.UsageError(str(e)) from None
+        # statuses, gating, reruns, shards, dumps and every report: harness/reporting/
+        self.reporting = RunReporting(
+            report_settings, root=Path(str(config.rootpath)), argv=["pytest", *config.invocation_params.args],
+            requested={"backend": settings.backend, "family": settings.family}, worker=settings.worker,
+            extra={"shard": config.getoption("shard"), "reruns": report_settings.reruns,
+                   "gate": report_settings.gate, "tier": settings.tier})
 
     # ------------------------------------------------------------ the run
 
     def configure(self) -> None:
         if not self.is_controller:
             self.run = self.config.workerinput.get("aclnn_run")
+            if self.run is not None:
+                self.reporting.directory = Path(self.run["report_dir"])
             return
         if self.config.getoption("collectonly") or self.settings.prepare_only or not _runs_cases(self.config):
             return
@@ -262,7 +287,9 @@ class CaseSession:
             executor.close()             # the workers open their own
         else:
             self.executor = executor
-        self.recorder = Recorder(directory, banner(properties), properties)
+        self.recorder = self.reporting.open_recorder(directory, properties)
+        if self.executor is not None:
+            self.executor.settings["dump_dir"] = self.reporting.dump_dir(properties)
         self.controller_journal = journal_mod.Journal(directory, self.rundir.run_id, "controller")
 
     def pytest_configure_node(self, node):
@@ -288,11 +315,16 @@ class CaseSession:
             raise pytest.UsageError("case items need a run: point pytest at case files (cases/*.yaml)")
         if self.executor is None:
             label = self.settings.worker or "main"
-            self.executor = CaseExecutor(self.settings.backend_settings(), label)
+            settings = {**self.settings.backend_settings(), "dump_dir": self.reporting.dump_dir(self.properties())}
+            self.executor = CaseExecutor(settings, label)
         case = item.case
         self.process_journal().started(case.id, item.nodeid, case.op.name)
-        record = self.executor.run(case, deadline_for(case, self.settings.case_timeout))
-        record["nodeid"] = item.nodeid
+        deadline = deadline_for(case, self.settings.case_timeout)
+        try:   # reruns, the record (status, identity, repro, timings), the gate's verdict, the dump
+            record = self.reporting.run_case(case, item.nodeid, self.properties(),
+                                             lambda: self.executor.run(case, deadline))
+        except HarnessConfigError as e:     # a baseline that does not fit this run's target
+            raise pytest.UsageError(str(e)) from None
         self.journal.finished(record)
         return record
 
@@ -326,6 +358,7 @@ class CaseSession:
             return backends.preview(self.settings.backend, self.settings)
         return banner(self.run["properties"])
 
+    @pytest.hookimpl(trylast=True)     # after -k/-m: the shard splits what is left
     def pytest_collection_modifyitems(self, config, items):
         family = self.settings.family
         if self.settings.backend == "aclnn" and self.run is not None:
@@ -342,37 +375,40 @@ class CaseSession:
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+        self._select_for_reporting(config, items)
+
+    def _select_for_reporting(self, config, items):
+        """The shard, and the manifest of what this run was asked to run."""
+        cases = [i for i in items if hasattr(i, "case")]
+        if not cases or config.getoption("collectonly") and not self.reporting.settings.shard:
+            return
+        # no run while only collecting or only preparing: shard, but write no manifest
+        props = self.properties() or None
+        try:
+            keep = self.reporting.select([(i.case, i.nodeid) for i in cases], props)
+        except HarnessConfigError as e:
+            raise pytest.UsageError(str(e)) from None
+        drop = {id(i) for i, k in zip(cases, keep) if not k}
+        if drop:
+            config.hook.pytest_deselected(items=[i for i in items if id(i) in drop])
+            items[:] = [i for i in items if id(i) not in drop]
 
     def pytest_runtest_logreport(self, report):
-        """Record each case once: the record its worker sent, or what stopped it."""
+        """Record each case once (in the controller): its record, or what stopped it."""
         if not self.is_controller or self.recorder is None:
             return      # xdist workers forward reports; the controller records
         props = dict(report.user_properties)
-        if "record" in props:
-            if report.when != "call" and not report.failed:
-                return
-            record = json.loads(props["record"])
-            if report.failed and record["status"] in (Status.PASS.value, Status.UNEXPECTED_PASS.value):
-                record["status"], record["reason"] = Status.FAIL.value, _one_line(report)   # raised after judging
-                self.controller_journal.finished(record)
-        elif report.failed and (".yaml::" in report.nodeid or ".json::" in report.nodeid):
-            # no record came back: the xdist worker running it died (killed from outside), or the
-            # harness itself raised around the case worker
-            died = "crashed while running" in str(report.longrepr or "")
-            status, what = (Status.CRASH, "the pytest worker running it died") if died else \
-                (Status.FAIL, "harness error")
-            record = {**self._case_of(report.nodeid), "status": status.value, "nodeid": report.nodeid,
-                      "reason": f"{status.value}: {what}: {_one_line(report)}", "backend": self.properties()}
-            self.controller_journal.finished(record)
-        else:
-            return
-        self.recorder.add(record)
+        record = self.reporting.record_report(
+            props, report.nodeid, report.when, report.failed, _one_line(report),
+            died="crashed while running" in str(report.longrepr or ""), case_of=self._case_of)
+        if record is not None and ("record" not in props or record != json.loads(props["record"])):
+            self.controller_journal.finished(record)      # a record the case worker did not send
 
     def pytest_sessionfinish(self, session, exitstatus):
         if self.recorder is None:
             return
         state = journal_mod.scan(self.recorder.dir)     # every worker's journal: one record per case
-        self.recorder.finish(state.records())
+        session.exitstatus = self.reporting.finish(session.exitstatus, state.records())
         if state.missing and session.exitstatus == 0:
             session.exitstatus = 1
 
@@ -388,22 +424,15 @@ class CaseSession:
             return
         tr = terminalreporter
         tr.section("aclnn conformance summary")
-        tr.write_line(self.recorder.banner)
         not_run: dict[str, int] = {}
         for record in self.recorder.serious():
             reason = record.get("reason", "")
             if reason.startswith("not run:"):       # a lost device: one line, not one per case
                 not_run[reason] = not_run.get(reason, 0) + 1
-            else:
-                tr.write_line(f"{record['status']:<8} {record['case_id']}: {reason}"[:400])
+        for line in self.reporting.summary_lines():
+            tr.write_line(line)
         for reason, count in not_run.items():
             tr.write_line(f"DEVICE LOST: {count} case(s) {reason}"[:600], red=True, bold=True)
-        for line in self.recorder.table():
-            tr.write_line(line)
-        if self.recorder.notes:
-            tr.write_line(f"{len(self.recorder.notes)} case(s) carry a note: a documented claim the code does "
-                          "not follow, or a deviation they target (summary.json)")
-        tr.write_line(f"reports: {self.recorder.dir}")
 
     # ------------------------------------------------------------ helpers
 
@@ -508,17 +537,21 @@ class CaseItem(pytest.Item):
         record = session.run_case(self)
         self.user_properties.append(("record", json.dumps(record, default=str)))
         status = Status(record["status"])
+        self.record = record
         if status is Status.SKIP:
             pytest.skip(record["reason"])
         if status is Status.EXPECTED_FAIL:
             pytest.xfail(record["reason"])
-        if status.is_failure:
-            raise CaseFailure(record["reason"])
+        if is_gate_failure(record):
+            raise CaseFailure(record["reason"] if status is not Status.UNEXPECTED_PASS else
+                              f"UNEXPECTED_PASS: passes, but {record['waiver']['source']} lists it as failing "
+                              f"({record['waiver']['reason']}): remove the stale entry")
 
     def repr_failure(self, excinfo, style=None):
         # the reason is the whole story; a traceback of the harness would only hide it
         if excinfo.errisinstance((CaseFailure, pytest.xfail.Exception)):
-            return f"{self.case.id}: {excinfo.value}"
+            repro = getattr(self, "record", {}).get("repro")
+            return f"{self.case.id}: {excinfo.value}" + (f"\nrepro: {repro}" if repro else "")
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):

@@ -115,17 +115,20 @@ class AclnnBackend:
             else:
                 raise ValueError(f"unknown argument kind {a.kind!r} for {a.name}")
         workspace_size, executor = ctypes.c_uint64(0), ctypes.c_void_p()
+        t0 = time.perf_counter()
         status = phase1(*c_args, None if "workspaceSize" in null_out else ctypes.byref(workspace_size),
                         None if "executor" in null_out else ctypes.byref(executor))
+        timings = {"phase1": time.perf_counter() - t0}
         if status != 0:
-            return RunResult(status, runtime.recent_error(libs), outputs=outputs)
+            return RunResult(status, runtime.recent_error(libs), outputs=outputs, timings=timings)
         if null_out:    # success without out-pointers: nothing to run (and no executor we could release)
-            return RunResult(status, outputs=outputs, not_run=f"NULL {', '.join(sorted(null_out))} passed to phase 1")
+            return RunResult(status, outputs=outputs, timings=timings,
+                             not_run=f"NULL {', '.join(sorted(null_out))} passed to phase 1")
         unbacked = [a.name for a in args if a.kind == "tensor" and a.value is not None and a.value.unbacked]
         if unbacked:
             # descriptors over a tiny storage: a kernel must never run on them
             objs.unused_executor(executor.value)
-            return RunResult(status, outputs=outputs,
+            return RunResult(status, outputs=outputs, timings=timings,
                              not_run=f"{', '.join(unbacked)} unbacked (descriptors without memory)")
         workspace = None
         if workspace_size.value > 0:
@@ -134,19 +137,21 @@ class AclnnBackend:
             except runtime.AclCallError:
                 objs.unused_executor(executor.value)
                 raise
-        launched = time.perf_counter()
+        t0 = time.perf_counter()
         p2 = phase2(workspace, workspace_size.value, executor, self.session.stream)
         ran_workspace = workspace_size.value
         messages = [runtime.recent_error(libs)] if p2 != 0 else []
         sync = rt.aclrtSynchronizeStream(self.session.stream)   # also surfaces asynchronous kernel errors
-        launch_s = time.perf_counter() - launched
+        timings["phase2"] = time.perf_counter() - t0             # launch + stream sync
+        launch_s = timings["phase2"]
         if sync != 0:
             messages.append(runtime.recent_error(libs))
         if p2 == 0 and sync == 0:
             for name, dev in device_out.items():
                 objs.download(dev, outputs[name].storage)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
-        return RunResult(status, message, p2, sync, outputs, workspace_size=ran_workspace, launch_s=launch_s)
+        return RunResult(status, message, p2, sync, outputs, timings, workspace_size=ran_workspace,
+                         launch_s=launch_s)
 
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []

@@ -15,6 +15,7 @@ class RunResult:
     phase2_status: int | None = None      # None when phase 2 did not run
     sync_status: int | None = None
     outputs: dict[str, TensorArg] = field(default_factory=dict)   # storage copied back to host
+    timings: dict[str, float] = field(default_factory=dict)      # seconds per phase, where the backend splits them
     not_run: str = ""                     # why phase 2 was deliberately not run after a successful phase 1
     workspace_size: int | None = None     # phase 1's *workspaceSize when it succeeded
     launch_s: float | None = None         # wall time of phase 2 + stream sync; None when not run

@@ -11,7 +11,7 @@ Python stack to stderr (a log file the supervisor reads) on a fatal signal, and 
 which the supervisor sends when a case passes its deadline: that works while the main
 thread is blocked inside a C call, where no Python code can run.
 
-Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case)* and
+Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case, dump_dir)* and
 ("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
 ("done", outcome, recovery, golden-cache use) per case.
 """
@@ -24,10 +24,12 @@ import signal
 import socket
 import sys
 import traceback
+from pathlib import Path
 from types import SimpleNamespace
 
 from .. import backends
 from ..errors import HarnessConfigError
+from ..judge import dump
 from ..judge.cache import GoldenCache
 from ..judge.runner import run_case
 from .channel import Channel, ChannelClosed
@@ -57,12 +59,16 @@ def _recover(backend, outcome: dict) -> dict | None:
                 "error": f"{type(e).__name__}: {e}"[:1000]}
 
 
-def run_one(backend, case, cache=None) -> tuple[dict, dict | None]:
-    """Judge one case; then, if it left the device in doubt, reset the device."""
+def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[dict, dict | None]:
+    """Judge one case; then, if it left the device in doubt, reset the device. With `dump_dir`
+    (--dump-failures) a failing case's arrays are written there, since they live only here."""
+    capture = {} if dump_dir else None
     try:
-        outcome = run_case(case, backend, backend.info.family, cache).to_dict()
+        outcome = run_case(case, backend, backend.info.family, cache, capture=capture).to_dict()
     except Exception as e:
         outcome = _outcome_of_exception(case, e)
+    if capture and outcome["outcome"] == "failed":
+        outcome["dump"] = dump.write_arrays(Path(dump_dir), case.id, capture)
     return outcome, _recover(backend, outcome)
 
 
@@ -83,7 +89,7 @@ def serve(channel: Channel) -> int:
             break
         if message[0] == "close":
             break
-        outcome, recovery = run_one(backend, message[1], cache)
+        outcome, recovery = run_one(backend, message[1], cache, message[2])
         # the golden cache's use in this worker so far; plain data (this module runs as __main__)
         stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
         channel.send(("done", outcome, recovery, stats))

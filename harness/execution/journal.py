@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..jsonsafe import jsonable
-from ..reporting.status import Status
+from ..status import Status
 
 DIRNAME = "journal"
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessConfigError
-from ..reporting.status import Status
+from ..status import Status
 from .channel import Channel, ChannelClosed
 
 START_TIMEOUT_S = 300.0      # building the software CANN on first use can take a while
@@ -263,7 +263,8 @@ class CaseExecutor:
                 return self._record(case, Status.MISSING, f"not run: {self.lost}")
         offset, start = self._log_size(), time.monotonic()
         try:
-            self._chan.send(("run", case))
+            # per case, not per worker: the dump directory is known only once the run has its report dir
+            self._chan.send(("run", case, self.settings.get("dump_dir")))
             answered = self._chan.ready(deadline_s)
             reply = self._chan.recv() if answered else None
         except ChannelClosed:

@@ -32,6 +32,7 @@ class Outcome:
     check: str | None = None
     duration_s: float = 0.0
     launch_s: float | None = None     # phase 2 + sync wall time (the kernel's share of duration_s)
+    timings: dict = field(default_factory=dict)   # seconds: inputs, golden, run (phase1, phase2), compare
     backend: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
 
@@ -53,13 +54,16 @@ def _untouched_outside_view(arg) -> bool:
     return bool((outside == fill).all())
 
 
-def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod.GoldenCache | None" = None) -> Outcome:
+def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod.GoldenCache | None" = None,
+             capture: dict | None = None) -> Outcome:
+    """Judge one case. `capture`, when given, receives its inputs, golden and actual outputs
+    (for --dump-failures)."""
     start = time.perf_counter()
     info: BackendInfo = backend.info
     out = Outcome(case.id, case.op.name, "passed", family=family, note=case.note, check=case.check,
                   backend=info.as_properties())
     try:
-        out = _judge(case, backend, family, out, cache)
+        out = _judge(case, backend, family, out, cache, capture)
         deviation = case.deviation_on(info.backend)
         if deviation and out.outcome in ("failed", "passed"):
             # A known deviation of this backend: a failure is expected and reported as such.
@@ -92,22 +96,45 @@ def _unsupported(case: Case, backend: Backend, family: str | None) -> str | None
     return None
 
 
-def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache) -> Outcome:
+class _Clock:
+    """Adds the seconds since the last lap to out.timings[name]."""
+
+    def __init__(self, out: Outcome):
+        self.out, self.t = out, time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.out.timings[name] = self.out.timings.get(name, 0.0) + now - self.t
+        self.t = now
+
+
+def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache,
+           capture: dict | None = None) -> Outcome:
     skip = _unsupported(case, backend, family)
     if skip:
         out.outcome, out.reason = "skipped", skip
         return out
+    clock = _Clock(out)
     numerics = case.runs_numerics(family)
     out.expected_status = case.expected_status(family)
-    made = cache_mod.materials(case, numerics, cache)
+    made = cache_mod.materials(case, numerics, cache)       # inputs drawn and golden computed, or both read
+    clock.lap("golden")
     prepared, expected = made.prepared, made.expected
     inputs = inputs_mod.mutate(case, prepared)
     args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
+    clock.lap("inputs")
+    if capture is not None:
+        capture.update(inputs=dict(inputs), golden=expected)
     try:
         result = backend.run(case.op.descriptor, args)
     finally:
         # even when run() raised: a leak must be blamed on this case, not the next one
         out.problems = backend.after_case()
+        clock.lap("run")
+    out.timings.update(result.timings)           # phase 1 / phase 2, where the backend splits them
+    if capture is not None:
+        capture["actual"] = {p.name: result.outputs[p.name].logical for p in case.op.params
+                             if p.output and p.name in result.outputs}
     out.status, out.message = result.status, result.message
     out.phase2_status, out.sync_status = result.phase2_status, result.sync_status
     out.launch_s = result.launch_s
@@ -133,6 +160,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         if not _untouched_outside_view(arg):
             return _fail(out, f"{p.name}: the library wrote outside the output view (strided gaps changed)")
         verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
+        clock.lap("compare")
         out.verdict = verdict
         if not verdict.passed:
             return _fail(out, f"{p.name}: {verdict.summary()}")

@@ -1,0 +1,44 @@
+"""--dump-failures, the arrays: a failing case's inputs, golden and actual output in one .npz.
+
+Written by the case worker, where the arrays are (harness/execution/child.py); the pytest
+process adds the `meta` entry (harness/reporting/dump.py) once the record is complete.
+Keys: `input.<name>`, `golden.<name>`, `actual.<name>` (numpy arrays in logical dim order;
+bfloat16, which numpy lacks, widened exactly to float32).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def _array(x) -> tuple[np.ndarray, str]:
+    if isinstance(x, torch.Tensor):
+        t = x.detach().cpu()
+        name = str(t.dtype).removeprefix("torch.")
+        if t.dtype == torch.bfloat16:
+            t = t.float()
+        return t.contiguous().numpy(), name
+    arr = np.asarray(x)
+    return arr, arr.dtype.name
+
+
+def file_name(case_id: str) -> str:
+    """A file name for a case id: readable, and no characters a shell or a file system minds."""
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", case_id)[:200] + ".npz"
+
+
+def write_arrays(directory: Path, case_id: str, capture: dict) -> dict:
+    """Write the captured arrays; {"path", "dtypes": {key: original dtype}} for the record."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    arrays, dtypes = {}, {}
+    for prefix in ("input", "golden", "actual"):
+        for name, value in (capture.get({"input": "inputs"}.get(prefix, prefix)) or {}).items():
+            if value is not None:
+                arrays[f"{prefix}.{name}"], dtypes[f"{prefix}.{name}"] = _array(value)
+    path = directory / file_name(case_id)
+    np.savez_compressed(path, **arrays)
+    return {"path": str(path), "dtypes": dtypes}

@@ -1,0 +1,178 @@
+"""python -m harness.reporting merge|compare|baseline|gate|render ...
+
+  merge -o OUT RUN...   combine report directories (shards, machines, families) into OUT
+  compare NOW BEFORE    night over night: new failures, fixed, new flakes, metric drifts
+  baseline RUN -o FILE  write a fresh baseline from a run's results
+  gate RUN BASELINE     gate a finished run against a baseline (exit 1 on new problems)
+  render RUN            rewrite summary.md, junit.xml and report.html of a run
+  sweep -o OUT ...      run the family x shard job matrix here (separate processes), then merge
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_mod, writers
+from .model import Report, load_run
+from .shard import ShardError
+
+
+def _gate_report(report: Report, baseline_path: str) -> int:
+    """Apply the baseline of each run's target to that run's records; the gate's lines go into the report."""
+    gated, all_lines, failed = [], [], False
+    by_run: dict = {}
+    for r in report.records:
+        by_run.setdefault(r.get("_run"), []).append(r)
+    for run in report.runs or [None]:
+        recs = by_run.get(run.directory if run else None, []) if len(report.runs) > 1 else report.records
+        ident = run.identity if run else {}
+        base = bl.load_for(Path(baseline_path), ident.get("backend", ""), ident.get("family", ""),
+                           ident.get("cann_version") or None)
+        recs = gate.apply(recs, base)
+        result = gate.evaluate(recs, base)
+        failed |= not result.passed
+        label = run.label if run else "run"
+        all_lines += [f"[{label}] baseline: {', '.join(base.files) or 'none matches this target'}"] + result.lines()
+        gated += recs
+    missing = [r for r in report.records if r.get("_run") is None and len(report.runs) > 1]
+    gated += missing
+    failed |= any(gate.is_gate_failure(r) for r in missing)
+    report.records, report.gate_lines = gated, all_lines
+    return 1 if failed else 0
+
+
+def cmd_merge(a) -> int:
+    sweep = merge_mod.load_sweep_manifest(Path(a.manifest)) if a.manifest else None
+    report = merge_mod.merge([Path(d) for d in a.runs], sweep)
+    code = _gate_report(report, a.gate) if a.gate else 0
+    if a.previous:
+        previous = _records_of(Path(a.previous))
+        report.changes = changes.compare(report.records, previous, a.drift, previous_label=a.previous)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / rec_mod.RESULTS).open("w", encoding="utf-8") as f:
+        for r in report.records:
+            f.write(rec_mod.dumps(r) + "\n")
+    summary = {"identity": None, "runs": [{"directory": r.directory, "identity": r.identity, "shard": (r.manifest or {}).get("shard")}
+                                          for r in report.runs],
+               "problems": [p.__dict__ for p in report.problems],
+               "totals": {s.value: n for s, n in report.ordered_totals()}, "gate": report.gate_lines,
+               "changes": report.changes}
+    (out / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=1) + "\n", encoding="utf-8")
+    paths = writers.write_all(report, out, html=not a.no_html)
+    for line in report.gate_lines:
+        print(line)
+    for p in report.problems:
+        print(f"PROBLEM {p.kind}: {p.message}")
+    if report.changes:
+        print("\n".join(changes.lines(report.changes)))
+    print("totals: " + ", ".join(f"{s.value} {n}" for s, n in report.ordered_totals()))
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 1 if (report.problems and not a.allow_problems) or code else 0
+
+
+def _records_of(path: Path) -> list[dict]:
+    return rec_mod.load_results(path)
+
+
+def cmd_compare(a) -> int:
+    result = changes.compare(_records_of(Path(a.now)), _records_of(Path(a.before)), a.drift, a.floor, previous_label=a.before)
+    print("\n".join(changes.lines(result)))
+    if a.json:
+        Path(a.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 1 if a.fail_on_new and (result["new_failures"] or result["new_flakes"]) else 0
+
+
+def cmd_baseline(a) -> int:
+    run = load_run(Path(a.run))
+    ident = run.identity
+    target = bl.Target(a.backend or ident.get("backend", ""), a.family or ident.get("family", ""), a.cann_version)
+    if not target.backend or not target.family:
+        print(f"{a.run}: the run names no backend/family; give --backend and --family", file=sys.stderr)
+        return 2
+    entries = gate.baseline_entries_from(run.records, a.link)
+    header = (f"Baseline written from {a.run} ({ident.get('started', '?')}, suite {ident.get('suite_commit', '?')}).\n"
+              "Review every entry: give it a real reason and a link to the issue that tracks it.")
+    path = bl.write(Path(a.output), target, entries, header)
+    print(f"{path}: {sum(e.kind == 'fails' for e in entries)} fails, {sum(e.kind == 'flakes' for e in entries)} flakes for {target}")
+    return 0
+
+
+def cmd_gate(a) -> int:
+    run = load_run(Path(a.run))
+    report = Report(f"gate of {a.run}", [run], run.records + rec_mod.missing_records(run.manifest, run.records, run.identity))
+    code = _gate_report(report, a.baseline)
+    print("\n".join(report.gate_lines))
+    return code
+
+
+def cmd_render(a) -> int:
+    run = load_run(Path(a.run))
+    report = Report(f"aclnn conformance: {run.label}", [run], run.records)
+    paths = writers.write_all(report, Path(a.run), html=not a.no_html)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def cmd_sweep(a) -> int:
+    from . import sweep
+    extra = [x for x in a.pytest_args if x != "--"]
+    merge_args = (["--previous", a.previous] if a.previous else []) + (["--gate", a.gate] if a.gate else [])
+    return sweep.run(Path(a.out), [f for f in a.families.split(",") if f], a.shards, a.backend, extra,
+                     Path(__file__).resolve().parents[2], merge_args, max(1, a.parallel))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m harness.reporting", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("merge", help="combine report directories into one report")
+    m.add_argument("-o", "--out", required=True, help="directory for the merged report")
+    m.add_argument("runs", nargs="+", help="report directories (one per shard / family / machine)")
+    m.add_argument("--manifest", help="sweep manifest (YAML: backend, families, shards, library_sha256, soc_names)")
+    m.add_argument("--gate", help="baseline file or directory; each run is gated against its target's baseline")
+    m.add_argument("--previous", help="a previous merged report directory: list what changed since")
+    m.add_argument("--drift", type=float, default=2.0, help="metric drift ratio worth reporting (default 2)")
+    m.add_argument("--allow-problems", action="store_true", help="exit 0 despite missing/duplicate/identity problems")
+    m.add_argument("--no-html", action="store_true")
+    m.set_defaults(fn=cmd_merge)
+    c = sub.add_parser("compare", help="night over night: what changed between two report directories")
+    c.add_argument("now"), c.add_argument("before")
+    c.add_argument("--drift", type=float, default=2.0)
+    c.add_argument("--floor", type=float, default=0.0, help="ignore drifts of metrics under this share of their threshold")
+    c.add_argument("--json", help="also write the changes as JSON here")
+    c.add_argument("--fail-on-new", action="store_true", help="exit 1 when there are new failures or flakes")
+    c.set_defaults(fn=cmd_compare)
+    b = sub.add_parser("baseline", help="write a fresh baseline from a run's results")
+    b.add_argument("run"), b.add_argument("-o", "--output", required=True)
+    b.add_argument("--link", default="TODO: link the issue that tracks this failure")
+    b.add_argument("--backend"), b.add_argument("--family"), b.add_argument("--cann-version")
+    b.set_defaults(fn=cmd_baseline)
+    g = sub.add_parser("gate", help="gate a finished run against a baseline")
+    g.add_argument("run"), g.add_argument("baseline")
+    g.set_defaults(fn=cmd_gate)
+    r = sub.add_parser("render", help="rewrite a run's summary.md, junit.xml and report.html")
+    r.add_argument("run"), r.add_argument("--no-html", action="store_true")
+    r.set_defaults(fn=cmd_render)
+    w = sub.add_parser("sweep", help="run the family x shard job matrix as separate processes, then merge")
+    w.add_argument("-o", "--out", required=True)
+    w.add_argument("--families", required=True, help="comma-separated SoC families")
+    w.add_argument("--shards", type=int, default=2)
+    w.add_argument("--backend", default="aclnn")
+    w.add_argument("--parallel", type=int, default=1, help="jobs at once (default 1)")
+    w.add_argument("--previous", help="last night's merged report directory")
+    w.add_argument("--gate", help="baseline file or directory")
+    w.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments for every job")
+    w.set_defaults(fn=cmd_sweep)
+    a = p.parse_args(argv)
+    try:
+        return a.fn(a)
+    except (bl.BaselineError, rec_mod.ResultsError, merge_mod.ManifestError, ShardError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

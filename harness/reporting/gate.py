@@ -1,0 +1,134 @@
+"""Gating: apply a baseline to a run's records and decide whether the gate passes.
+
+The gate fails only on what is new: FAIL, CRASH, TIMEOUT or MISSING not covered by the baseline,
+and UNEXPECTED_PASS of a baseline entry (a stale waiver must be removed, or it hides the next
+regression). A case file's `deviations:` say a backend *may* deviate; one that did not deviate is
+an UNEXPECTED_PASS too, shown in every report, but it does not fail the gate.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .baseline import Baseline, Entry
+from .records import status_of, raw_status_of
+from ..status import Status
+
+GATE_FAILING = frozenset({Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.MISSING})
+
+
+def _waiver(entry: Entry) -> dict:
+    return {"kind": f"baseline-{entry.kind}", "source": entry.source, "case": entry.case,
+            "reason": entry.reason, "link": entry.link}
+
+
+def apply(records: list[dict], baseline: Baseline) -> list[dict]:
+    """New records with the baseline's verdicts; the input records are left as they were."""
+    out = []
+    for rec in records:
+        rec = dict(rec)
+        raw, status = raw_status_of(rec), status_of(rec)
+        cid = rec["case_id"]
+        fails, flakes = baseline.find("fails", cid), baseline.find("flakes", cid)
+        if raw.is_failure or status == Status.EXPECTED_FAIL:
+            actual = raw if raw.is_failure else Status.FAIL
+            if fails and (fails.status is None or fails.status == actual):
+                status, rec["waiver"] = Status.EXPECTED_FAIL, _waiver(fails)
+            elif flakes:
+                status, rec["waiver"] = Status.FLAKE, _waiver(flakes)
+            elif fails:     # listed, but failing differently than the entry expects (e.g. now a CRASH)
+                status = actual
+                rec["reason"] = f"{fails.source} expects {fails.status}, got {actual}: {rec.get('reason', '')}"
+        elif raw == Status.PASS and status != Status.FLAKE and fails:
+            status, rec["waiver"] = Status.UNEXPECTED_PASS, _waiver(fails)
+        rec["status"] = status.value
+        out.append(rec)
+    return out
+
+
+def is_gate_failure(rec: dict) -> bool:
+    status = status_of(rec)
+    if status in GATE_FAILING:
+        return True
+    return status == Status.UNEXPECTED_PASS and str((rec.get("waiver") or {}).get("kind", "")).startswith("baseline")
+
+
+@dataclass
+class GateResult:
+    failures: list[dict] = field(default_factory=list)          # what turns the gate red, worst first
+    expected: list[dict] = field(default_factory=list)
+    flakes: list[dict] = field(default_factory=list)
+    deviation_passes: list[dict] = field(default_factory=list)  # case-file deviations that did not deviate
+    unused: list[Entry] = field(default_factory=list)           # baseline entries no record matched
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def lines(self, limit: int = 50) -> list[str]:
+        """The gate's verdict, new problems first, each with its repro command."""
+        head = ("GATE PASSED" if self.passed else f"GATE FAILED: {len(self.failures)} new problem(s)") + \
+            f" ({len(self.expected)} expected failure(s), {len(self.flakes)} flake(s))"
+        out = [head]
+        for rec in self.failures[:limit]:
+            why = rec.get("reason") or ""
+            if status_of(rec) == Status.UNEXPECTED_PASS:
+                w = rec.get("waiver") or {}
+                why = f"passes, but {w.get('source')} lists it as failing ({w.get('reason')}); remove the entry"
+            out.append(f"  {status_of(rec).value:<15} {rec['case_id']}: {why}")
+            if rec.get("repro"):
+                out.append(f"  {'':<15} repro: {rec['repro']}")
+        if len(self.failures) > limit:
+            out.append(f"  ... and {len(self.failures) - limit} more (results.jsonl)")
+        for rec in self.flakes[:limit]:
+            out.append(f"  FLAKE           {rec['case_id']}: attempts {' '.join(rec.get('attempts') or [])}".rstrip())
+        if self.deviation_passes:
+            out.append(f"  note: {len(self.deviation_passes)} case(s) with a known deviation in their case file "
+                       "passed (UNEXPECTED_PASS, not gating): the deviation may no longer hold")
+        for e in self.unused:
+            out.append(f"  note: baseline entry {e.source} ({e.case}) matched no case in this run")
+        return out
+
+
+_RANK = {s: i for i, s in enumerate((Status.CRASH, Status.TIMEOUT, Status.MISSING, Status.FAIL, Status.UNEXPECTED_PASS))}
+
+
+def evaluate(records: list[dict], baseline: Baseline | None = None) -> GateResult:
+    """Judge gated records (apply() first when there is a baseline)."""
+    result = GateResult()
+    for rec in records:
+        status = status_of(rec)
+        if is_gate_failure(rec):
+            result.failures.append(rec)
+        elif status == Status.EXPECTED_FAIL:
+            result.expected.append(rec)
+        elif status == Status.FLAKE:
+            result.flakes.append(rec)
+        elif status == Status.UNEXPECTED_PASS:
+            result.deviation_passes.append(rec)
+    result.failures.sort(key=lambda r: (_RANK.get(status_of(r), 9), r["case_id"]))
+    if baseline is not None:
+        ids = [r["case_id"] for r in records]
+        result.unused = [e for e in baseline.entries if e.kind != "skips" and not any(e.matches(c) for c in ids)]
+    return result
+
+
+def baseline_entries_from(records: list[dict], link: str, reason_prefix: str = "") -> list[Entry]:
+    """Entries for a fresh baseline: every case that failed goes to fails (its reason is the failure
+    text), every flake to flakes. Cases that passed or were skipped are not listed, nor failures a
+    case file already declares as a known deviation of the backend (the case file is their waiver)."""
+    entries = []
+    for rec in sorted(records, key=lambda r: r["case_id"]):
+        raw, status = raw_status_of(rec), status_of(rec)
+        if (rec.get("waiver") or {}).get("kind") == "deviation":
+            continue
+        reason = (reason_prefix + (rec.get("reason") or str(raw))).replace("\n", " ")[:300]
+        if status == Status.FLAKE:
+            entries.append(Entry("flakes", rec["case_id"], reason, link, "(new)"))
+        elif raw.is_failure or status == Status.EXPECTED_FAIL:
+            entries.append(Entry("fails", rec["case_id"], reason, link, "(new)",
+                                 raw if raw in (Status.CRASH, Status.TIMEOUT) else None))
+    return entries

@@ -1,0 +1,120 @@
+"""Merge report directories from several shards, machines and SoC families into one report.
+
+It reports what a sweep can lose or mix up: a case selected but in no shard's results (MISSING),
+a case recorded twice, a family or shard that never reported, and a run whose identity is not the
+one it was asked for (its own manifest.json, or the sweep manifest: backend, SoC families,
+library sha256).
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import yaml
+
+from . import records as rec_mod
+from .identity import opapi_hash
+from .model import Problem, Report, Run, load_run
+from ..status import Status
+
+
+class ManifestError(Exception):
+    """A bad sweep manifest; str() is one line naming the file and field."""
+
+
+def load_sweep_manifest(path: Path) -> dict:
+    """backend (str), families (list), shards (int), library_sha256 (str, optional), soc_names ({family: name})."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise ManifestError(f"{path}: cannot read the sweep manifest ({e})") from None
+    if not isinstance(doc, dict):
+        raise ManifestError(f"{path}: expected a mapping with backend, families, shards")
+    types = {"backend": str, "families": list, "shards": int, "library_sha256": str, "soc_names": dict}
+    for key, value in doc.items():
+        if key not in types:
+            raise ManifestError(f"{path}: field {key!r}: unknown (known: {', '.join(types)})")
+        if not isinstance(value, types[key]):
+            raise ManifestError(f"{path}: field {key!r}: expected {types[key].__name__}, got {value!r}")
+    return doc
+
+
+def _key(rec: dict) -> tuple[str, str]:
+    return rec_mod.family_of(rec) or "any", rec["case_id"]
+
+
+def _identity_problems(run: Run, sweep: dict | None, majority_hash: str | None) -> list[Problem]:
+    ident, out = run.identity, []
+    asked = dict((run.manifest or {}).get("requested") or {})
+    for key in ("backend", "family"):
+        if asked.get(key) and ident.get(key) and asked[key] != ident[key]:
+            out.append(Problem("identity", f"{run.directory}: ran {key} {ident[key]!r}, its manifest asked for {asked[key]!r}"))
+    sweep = sweep or {}
+    if sweep.get("backend") and ident.get("backend") != sweep["backend"]:
+        out.append(Problem("identity", f"{run.directory}: backend {ident.get('backend')!r}, the sweep asked for {sweep['backend']!r}"))
+    if sweep.get("families") and ident.get("family") not in sweep["families"]:
+        out.append(Problem("identity", f"{run.directory}: family {ident.get('family')!r} is not one the sweep asked for"))
+    want_soc = (sweep.get("soc_names") or {}).get(ident.get("family"))
+    if want_soc and ident.get("soc_name") != want_soc:
+        out.append(Problem("identity", f"{run.directory}: SoC {ident.get('soc_name')!r}, the sweep asked for {want_soc!r}"))
+    have = opapi_hash(ident)
+    want = sweep.get("library_sha256") or majority_hash
+    if want and have != want:
+        whose = "the sweep manifest" if sweep.get("library_sha256") else "the other runs"
+        out.append(Problem("identity", f"{run.directory}: library sha256 {have} differs from {whose} ({want})"))
+    return out
+
+
+def _coverage(runs: list[Run], sweep: dict | None) -> tuple[list[Problem], list[dict]]:
+    """Shards or families that never reported, and MISSING records for selected cases nobody ran."""
+    problems, missing = [], []
+    groups: dict = defaultdict(list)
+    for run in runs:
+        groups[(run.identity.get("backend", ""), run.identity.get("family") or "any")].append(run)
+    for fam in (sweep or {}).get("families", []):
+        if not any(f == fam for _, f in groups):
+            problems.append(Problem("shards", f"family {fam}: no run reported"))
+    for (backend, fam), group in sorted(groups.items()):
+        shards = [tuple(r.manifest["shard"]) for r in group if r.manifest and r.manifest.get("shard")]
+        n = (sweep or {}).get("shards") or (shards[0][1] if shards else None)
+        if n and n > 1:
+            absent = sorted(set(range(1, n + 1)) - {i for i, _ in shards})
+            if absent:
+                problems.append(Problem("shards", f"{backend}-{fam}: shard(s) {', '.join(f'{i}/{n}' for i in absent)} never reported"))
+        selected: dict[str, dict] = {}
+        for r in group:
+            for a in (r.manifest or {}).get("selected", []):
+                selected.setdefault(a["case_id"], a)
+        seen = {rec["case_id"] for r in group for rec in r.records}
+        lost = sorted(set(selected) - seen)
+        if lost:
+            problems.append(Problem("missing", f"{backend}-{fam}: {len(lost)} selected case(s) have no result: "
+                                               + ", ".join(lost[:5]) + (" …" if len(lost) > 5 else "")))
+            missing += [{"case_id": c, "nodeid": selected[c].get("nodeid"), "op": selected[c].get("op", c.split(".")[0]),
+                         "dtype": selected[c].get("dtype"), "family": fam, "backend": backend,
+                         "status": Status.MISSING.value, "raw_status": Status.MISSING.value,
+                         "reason": "selected in the sweep but in no shard's results"} for c in lost]
+    return problems, missing
+
+
+def merge(directories: list[Path], sweep: dict | None = None, title: str = "aclnn conformance: merged report") -> Report:
+    runs = [load_run(d) for d in directories]
+    hashes = Counter(h for h in (opapi_hash(r.identity) for r in runs) if h)
+    majority = hashes.most_common(1)[0][0] if hashes else None
+    problems: list[Problem] = []
+    for run in runs:
+        problems += _identity_problems(run, sweep, majority)
+    records, first_seen = [], {}
+    for run in runs:
+        for rec in run.records:
+            rec = dict(rec, _run=run.directory)
+            key = _key(rec)
+            if key in first_seen:
+                problems.append(Problem("duplicate", f"{key[1]} ({key[0]}) recorded in {first_seen[key]} and in {run.directory}; "
+                                                     "the first is kept"))
+                continue
+            first_seen[key] = run.directory
+            records.append(rec)
+    cov_problems, missing = _coverage(runs, sweep)
+    return Report(title, runs, records + missing, problems + cov_problems)

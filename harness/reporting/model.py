@@ -1,0 +1,134 @@
+"""The report data model: one or more runs (identity + records) turned into what every writer shows.
+
+summary.md, report.html and junit.xml are all written from a Report, so they cannot disagree.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import records as rec_mod
+from .records import dtype_of, family_of, status_of
+from ..status import ORDER, Status
+
+# What a report lists as a problem, worst first; PASS and SKIP are only counted.
+LISTED = tuple(s for s in ORDER if s not in (Status.PASS, Status.SKIP))
+
+
+@dataclass
+class Run:
+    """One report directory: what produced it and what it found."""
+    directory: str
+    identity: dict
+    records: list[dict]
+    manifest: dict | None = None
+
+    @property
+    def label(self) -> str:
+        ident = self.identity
+        shard = (self.manifest or {}).get("shard")
+        return f"{ident.get('backend', '?')}-{ident.get('family') or 'any'}" + (f" shard {shard[0]}/{shard[1]}" if shard else "")
+
+
+@dataclass
+class Problem:
+    """Something wrong with the set of runs (not with a case): missing, duplicated, wrong identity."""
+    kind: str          # missing | duplicate | identity | shards
+    message: str
+
+
+@dataclass
+class Report:
+    title: str
+    runs: list[Run]
+    records: list[dict]
+    problems: list[Problem] = field(default_factory=list)
+    gate_lines: list[str] = field(default_factory=list)
+    changes: dict | None = None           # night-over-night comparison (compare.py), when given
+
+    # ---------------------------------------------------------------- derived views
+
+    @property
+    def families(self) -> list[str]:
+        return sorted({family_of(r) or "any" for r in self.records})
+
+    @property
+    def totals(self) -> Counter:
+        return Counter(status_of(r) for r in self.records)
+
+    def ordered_totals(self) -> list[tuple[Status, int]]:
+        t = self.totals
+        return [(s, t[s]) for s in ORDER if t[s]]
+
+    def matrix(self) -> list[dict]:
+        """Rows of the operator x dtype x family matrix: {op, dtype, cells: {family: {status: n}}, worst}."""
+        cells: dict = defaultdict(lambda: defaultdict(Counter))
+        for r in self.records:
+            cells[(r.get("op", "?"), dtype_of(r))][family_of(r) or "any"][status_of(r)] += 1
+        rows = []
+        for (op, dtype) in sorted(cells):
+            row = {"op": op, "dtype": dtype, "cells": {}}
+            for fam in self.families:
+                counts = cells[(op, dtype)].get(fam, Counter())
+                row["cells"][fam] = {"counts": [(s, counts[s]) for s in ORDER if counts[s]],
+                                     "worst": worst(counts)}
+            rows.append(row)
+        return rows
+
+    def listed(self) -> list[dict]:
+        """Every record that is not a plain PASS or SKIP, worst status first."""
+        rank = {s: i for i, s in enumerate(LISTED)}
+        picked = [r for r in self.records if status_of(r) in rank]
+        return sorted(picked, key=lambda r: (rank[status_of(r)], r.get("op", ""), r["case_id"]))
+
+    def slowest(self, n: int = 15) -> list[dict]:
+        return sorted((r for r in self.records if _total_time(r) is not None),
+                      key=lambda r: -_total_time(r))[:n]
+
+    def deviations(self) -> list[dict]:
+        """Documentation deviations the run looked at: each case-file note with how its cases fared."""
+        by_note: dict = defaultdict(Counter)
+        for r in self.records:
+            if r.get("note"):
+                by_note[r["note"]][status_of(r)] += 1
+        return [{"note": note, "counts": [(s, c[s]) for s in ORDER if c[s]], "found": any(s.is_failure or s == Status.EXPECTED_FAIL for s in c)}
+                for note, c in sorted(by_note.items())]
+
+    def metric_points(self) -> dict[str, list[tuple[str, str, float]]]:
+        """op -> [(dtype, metric name, value/threshold)] for every judged metric."""
+        out: dict = defaultdict(list)
+        for r in self.records:
+            for m in r.get("metrics") or rec_mod.metrics_of(r.get("verdict")):
+                ratio = rec_mod.threshold_ratio(m)
+                if ratio is not None:
+                    out[r.get("op", "?")].append((dtype_of(r), m["name"], ratio))
+        return dict(sorted(out.items()))
+
+
+def worst(counts: Counter) -> Status | None:
+    return next((s for s in ORDER if counts.get(s)), None)
+
+
+def _total_time(r: dict) -> float | None:
+    t = (r.get("timings") or {}).get("total", r.get("duration_s"))
+    return float(t) if isinstance(t, (int, float)) else None
+
+
+def load_run(directory: Path) -> Run:
+    """A report directory as written by the plugin: results.jsonl, summary.json (identity), manifest.json."""
+    import json
+    directory = Path(directory)
+    records = rec_mod.load_results(directory)
+    identity = {}
+    summary = directory / "summary.json"
+    if summary.exists():
+        try:
+            identity = json.loads(summary.read_text(encoding="utf-8")).get("identity") or {}
+        except json.JSONDecodeError as e:
+            raise rec_mod.ResultsError(f"{summary}: not valid JSON ({e.msg})") from None
+    if not identity and records:       # an interrupted run has results but no summary: use a record's facts
+        b = records[0].get("backend") if isinstance(records[0].get("backend"), dict) else {}
+        identity = {"backend": b.get("backend", ""), "family": b.get("family", ""), "soc_name": b.get("soc_name", ""),
+                    "libraries": {}, "library_sha256": records[0].get("library_sha256") or {}}
+    return Run(str(directory), identity, records, rec_mod.load_manifest(directory))

@@ -1,0 +1,216 @@
+"""One process's reporting for a pytest run: options, selection (baseline skips, shard,
+manifest), running a case (reruns, record, gate verdict, dump), recording in the controller,
+and the end of the run. harness/plugin.py calls these from its hooks; nothing here knows pytest.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..backends.base import banner
+from . import baseline as bl, execute as execute_mod, identity, records as rec_mod, repro, shard as shard_mod
+from .gate import apply as gate_apply, is_gate_failure
+from .session import Recorder, default_dir
+from ..status import Status
+
+
+def add_options(group) -> None:
+    """The command-line options, on a pytest option group."""
+    group.addoption("--gate", default=None, metavar="BASELINE",
+                    help="baseline file or directory (files picked by target: backend + family [+ CANN version]); "
+                         "exit non-zero only on new failures, crashes, timeouts, missing cases or stale baseline "
+                         "entries (UNEXPECTED_PASS)")
+    group.addoption("--reruns", type=int, default=0, metavar="N",
+                    help="rerun a failing case up to N times; a case that then passes is a FLAKE")
+    group.addoption("--shard", default=None, metavar="i/n",
+                    help="run shard i of n (1-based) of the selected cases: deterministic, interleaved")
+    group.addoption("--shard-durations", default=None, metavar="FILE",
+                    help="balance shards by recorded durations (a report directory, results.jsonl, or {id: s} JSON)")
+    group.addoption("--dump-failures", action="store_true",
+                    help="write each failing case's inputs, golden, actual output and metrics to "
+                         "<report-dir>/failures/<case>.npz")
+    group.addoption("--no-html", action="store_true", help="skip report.html (the other reports are still written)")
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    gate: str | None
+    reruns: int
+    shard: tuple[int, int] | None
+    durations: dict | None
+    dump_failures: bool
+    html: bool
+    report_dir: str | None
+
+    @classmethod
+    def from_options(cls, getoption) -> "ReportSettings":
+        """Read and check the options; a bad one raises a HarnessConfigError with one line."""
+        shard = shard_mod.parse(getoption("shard")) if getoption("shard") else None
+        durations = shard_mod.load_durations(Path(getoption("shard_durations"))) if getoption("shard_durations") else None
+        gate = getoption("gate")
+        if gate and Path(gate).is_file():
+            bl.load_file(Path(gate))                        # a malformed baseline stops the run at once
+        elif gate and not Path(gate).is_dir():
+            raise bl.BaselineError(f"--gate {gate}: baseline file or directory not found")
+        if getoption("reruns") < 0:
+            raise shard_mod.ShardError("--reruns: must be >= 0")
+        return cls(gate, getoption("reruns"), shard, durations, getoption("dump_failures"),
+                   not getoption("no_html"), getoption("report_dir"))
+
+
+class RunReporting:
+    """Per-process state: the baseline (loaded once the target is known) and, in the xdist
+    controller or the only process, the recorder."""
+
+    def __init__(self, settings: ReportSettings, *, root: Path, argv: list[str], requested: dict, worker: str | None,
+                 extra: dict | None = None):
+        self.settings, self.root, self.argv, self.requested, self.worker = settings, Path(root), argv, requested, worker
+        self.extra = extra or {}
+        self.started = identity.now()
+        self._baseline: bl.Baseline | None = None
+        self.recorder: Recorder | None = None
+        self.directory: Path | None = None      # the run's report directory, once the run has one
+
+    def report_dir(self, props: dict) -> Path:
+        return self.directory or Path(self.settings.report_dir or default_dir(self.root, props))
+
+    def baseline(self, props: dict) -> bl.Baseline | None:
+        if not self.settings.gate:
+            return None
+        if self._baseline is None:
+            self._baseline = bl.load_for(Path(self.settings.gate), props.get("backend", ""), props.get("family", ""),
+                                         props.get("backend_version") or None)
+        return self._baseline
+
+    # ---------------------------------------------------------------- selection
+
+    def select(self, cases: list[tuple], props: dict | None) -> list[bool]:
+        """cases: [(case, nodeid)] left after every other selection. Returns which ones the shard
+        keeps, and writes manifest.json. Loads the baseline, so a wrong target stops the run here."""
+        if props:
+            self.baseline(props)
+        keep = [True] * len(cases)
+        if self.settings.shard:
+            keep = shard_mod.select([c.id for c, _ in cases], self.settings.shard, self.settings.durations)
+        if props and self.worker in (None, "gw0"):     # every xdist worker selects the same; one writes it down
+            entry = lambda c, n: {"case_id": c.id, "nodeid": n, "op": c.op.name, "dtype": c.dtype}
+            rec_mod.write_manifest(self.report_dir(props), [entry(c, n) for c, n in cases],
+                                   [entry(c, n) for (c, n), k in zip(cases, keep) if k], self.settings.shard,
+                                   {**self.requested, "family": self.requested.get("family") or props.get("family")})
+        return keep
+
+    # ---------------------------------------------------------------- one case
+
+    def baseline_skip(self, case, props: dict) -> str | None:
+        """The reason a baseline's `skips` entry gives for not running this case, or None."""
+        base = self.baseline(props)
+        entry = base.find("skips", case.id) if base else None
+        return f"baseline {entry.source}: {entry.reason} ({entry.link})" if entry else None
+
+    def dump_dir(self, props: dict) -> str | None:
+        """Where the case worker writes failing cases' arrays (--dump-failures), else None."""
+        return str(self.report_dir(props) / "failures") if self.settings.dump_failures else None
+
+    def run_case(self, case, nodeid: str, props: dict, execute) -> dict:
+        """execute() -> the case worker's record of one fresh attempt. Reruns, the record, the
+        gate's verdict and the dump (a case the baseline skips is not run at all)."""
+        skip = self.baseline_skip(case, props)
+        if skip:
+            return rec_mod.from_outcome({"case_id": case.id, "op": case.op.name, "outcome": "skipped", "reason": skip},
+                                        nodeid=nodeid, case_facts=execute_mod.case_facts(case), props=props,
+                                        library_sha256={}, repro="")
+        worker_record, attempts = execute_mod.run_with_reruns(execute, self.settings.reruns)
+        record = execute_mod.record_for(case, worker_record, nodeid=nodeid, props=props, attempts=attempts,
+                                        root=self.root)
+        base = self.baseline(props)
+        if base is not None:
+            record = gate_apply([record], base)[0]
+        if self.settings.dump_failures:
+            record["dump"] = execute_mod.finish_dump(record, worker_record.get("dump"))
+        return record
+
+    # ---------------------------------------------------------------- recording (controller)
+
+    def open_recorder(self, directory: Path, props: dict) -> Recorder:
+        """The controller's recorder, once the run has its report directory and backend facts."""
+        self.directory = Path(directory)
+        case_files = sorted((self.root / "cases").glob("*.yaml"))
+        self.recorder = Recorder(self.directory, banner(props), props, root=self.root, argv=self.argv,
+                                 case_files=case_files, extra=self.extra, html=self.settings.html,
+                                 started=self.started)
+        return self.recorder
+
+    def record_report(self, props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
+                      died: bool, case_of) -> dict | None:
+        """Record what one pytest report says about a case; returns the record written, if any.
+        props: the report's user properties; died: the pytest (xdist) worker running it died;
+        case_of(nodeid) -> {case_id, op} for a case that left no record."""
+        recorder = self.recorder
+        if recorder is None:
+            return None
+        base_props = recorder.properties
+        if "record" in props:
+            if when != "call" and not failed:      # setup/teardown of a case already recorded
+                return None
+            record = json.loads(props["record"])
+            if failed and not is_gate_failure(record):
+                record["status"] = record["raw_status"] = Status.FAIL.value          # raised after judging
+                record["reason"] = record["error"] = one_line
+                record["outcome"] = "error"            # the pytest-era word, kept for older readers
+        elif failed and (".yaml::" in nodeid or ".json::" in nodeid):
+            # no record came back: the xdist worker running it died (killed from outside), or the
+            # harness itself raised around the case worker
+            status, what = (Status.CRASH, "the pytest worker running it died") if died else \
+                (Status.FAIL, "harness error")
+            record = {**case_of(nodeid), "nodeid": nodeid, "family": base_props.get("family", ""),
+                      "status": status.value, "raw_status": status.value, "attempts": [status.value],
+                      "reason": f"{status.value}: {what}: {one_line}", "error": one_line, "outcome": "error",
+                      "backend": base_props,
+                      "repro": repro.command(nodeid, base_props, identity.switches(os.environ), self.root)}
+        else:
+            return None
+        recorder.add(record)
+        return record
+
+    # ---------------------------------------------------------------- the end
+
+    def finish(self, exitstatus: int, records: list[dict] | None = None) -> int:
+        """Write every report from `records` (one per case, from the journals); the exit status
+        the run should end with."""
+        if self.recorder is None:
+            return exitstatus
+        gated = bool(self.settings.gate)
+        self.recorder.finish(records, gated=gated)
+        if gated and exitstatus in (0, 1):
+            return self.recorder.gate.exit_code
+        if exitstatus == 0 and any(r["status"] == Status.MISSING.value for r in self.recorder.records):
+            return 1
+        return exitstatus
+
+    def summary_lines(self) -> list[str]:
+        rec = self.recorder
+        if rec is None:
+            return []
+        out = []
+        if rec.gate:
+            out += rec.gate.lines()
+        else:
+            bad = [r for r in rec.records if rec_mod.status_of(r).is_failure]
+            for r in bad[:30]:
+                out.append(f"{r['status']:<8} {r['case_id']}: {r.get('reason', '')}"[:400])
+                if r.get("repro"):
+                    out.append(f"         repro: {r['repro']}")
+            if len(bad) > 30:
+                out.append(f"... and {len(bad) - 30} more (results.jsonl, summary.md)")
+        out += [rec.banner, *rec.table()]
+        unexpected = sum(r["status"] == Status.UNEXPECTED_PASS.value for r in rec.records)
+        if unexpected:
+            out.append(f"{unexpected} UNEXPECTED_PASS: a known deviation or baseline entry no longer fails "
+                       "(summary.md lists them)")
+        if rec.notes:
+            out.append(f"{len(rec.notes)} case(s) carry a note: a documented claim the code does not follow, "
+                       "or a deviation they target (summary.json)")
+        out.append(f"reports: {rec.dir} (results.jsonl, summary.md, junit.xml" + (", report.html)" if rec.html else ")"))
+        return out

@@ -1,0 +1,116 @@
+"""The run-side recorder: results.jsonl as cases finish, and every report when the run ends.
+
+Each finished case is appended to results.jsonl as soon as its report arrives (in the xdist
+controller), a live view. At the end results.jsonl is rewritten from the journals
+(harness/execution/journal.py: one record per case, MISSING for a case started and never
+finished, a resumed run's earlier records included), MISSING records are added for cases the
+manifest assigned but no process ever started, then the gate, summary.json (headed by the run's
+identity), summary.txt, summary.md, junit.xml and report.html.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from ..backends.base import banner
+from . import identity as ident_mod, records as rec_mod, writers
+from .gate import GateResult, evaluate
+from .model import Report, Run
+from ..status import ORDER, Status
+
+
+def default_dir(root: Path, props: dict) -> Path:
+    return Path(root) / "reports" / f"{props.get('backend') or 'unknown'}-{props.get('family') or 'any'}"
+
+
+class Recorder:
+    def __init__(self, directory: Path, banner: str, properties: dict, *, root: Path, argv: list[str],
+                 case_files=(), extra: dict | None = None, html: bool = True, started: str | None = None):
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.banner, self.properties = banner, properties
+        self.root, self.argv, self.case_files, self.extra, self.html = Path(root), argv, list(case_files), extra or {}, html
+        self.results_path = self.dir / rec_mod.RESULTS
+        self.results_path.write_text("")
+        self.records: list[dict] = []
+        self.started, self._t0 = started or ident_mod.now(), time.time()
+        self.identity: dict = {}
+        self.gate: GateResult | None = None
+
+    def set_properties(self, properties: dict) -> None:
+        self.properties, self.banner = dict(properties), banner(properties)
+
+    def add(self, record: dict) -> None:
+        self.records.append(record)
+        with self.results_path.open("a", encoding="utf-8") as f:
+            f.write(rec_mod.dumps(record) + "\n")
+
+    # ---------------------------------------------------------------- views for the terminal
+
+    def counts(self) -> dict[str, Counter]:
+        out: dict = defaultdict(Counter)
+        for r in self.records:
+            out[r.get("op", "?")][rec_mod.status_of(r)] += 1
+        return out
+
+    def table(self) -> list[str]:
+        counts = self.counts()
+        cols = [s for s in ORDER if any(c[s] for c in counts.values())] or [Status.PASS]
+        width = max([len(op) for op in counts] + [8])
+        head = f"{'operator':<{width}}  " + "  ".join(f"{s.value:>{max(7, len(s.value))}}" for s in cols) + "    total"
+        lines, total = [head], Counter()
+        for op in sorted(counts):
+            c = counts[op]
+            total.update(c)
+            lines.append(f"{op:<{width}}  " + "  ".join(f"{c[s]:>{max(7, len(s.value))}}" for s in cols) + f"  {sum(c.values()):>7}")
+        lines.append(f"{'all':<{width}}  " + "  ".join(f"{total[s]:>{max(7, len(s.value))}}" for s in cols) + f"  {sum(total.values()):>7}")
+        return lines
+
+    @property
+    def notes(self) -> list[tuple[str, str]]:
+        return [(r["case_id"], r["note"]) for r in self.records if r.get("note")]
+
+    # ---------------------------------------------------------------- the end of the run
+
+    def serious(self) -> list[dict]:
+        """Cases that crashed, hung or never finished."""
+        bad = (Status.CRASH.value, Status.TIMEOUT.value, Status.MISSING.value)
+        return [r for r in self.records if r.get("status") in bad]
+
+    def finish(self, records: list[dict] | None = None, gated: bool = False) -> Path:
+        """`records` (one per case, from the journals: harness/execution/journal.py) replace what
+        arrived live; cases the manifest assigned that no journal knows are added as MISSING."""
+        if records is not None:
+            self.records = list(records)
+            tmp = self.results_path.with_suffix(".tmp")
+            tmp.write_text("".join(rec_mod.dumps(r) + "\n" for r in self.records), encoding="utf-8")
+            tmp.replace(self.results_path)
+        manifest = rec_mod.load_manifest(self.dir)
+        for missing in rec_mod.missing_records(manifest, self.records, self.properties):
+            self.add(missing)
+        self.identity = ident_mod.collect(self.properties, root=self.root, case_files=self.case_files, argv=self.argv,
+                                          started=self.started, ended=ident_mod.now(), extra=self.extra)
+        self.gate = evaluate(self.records) if gated else None
+        counts = self.counts()
+        summary = {"identity": self.identity, "banner": self.banner, "properties": self.properties,
+                   "duration_s": round(time.time() - self._t0, 3),
+                   "totals": {s.value: n for s, n in Counter(rec_mod.status_of(r) for r in self.records).items()},
+                   "per_operator": {op: {s.value: n for s, n in c.items()} for op, c in counts.items()},
+                   "failures": [{"case_id": r["case_id"], "status": r["status"], "reason": r.get("reason", ""),
+                                 "repro": r.get("repro", "")}
+                                for r in self.records if rec_mod.status_of(r).is_failure],
+                   "notes": [{"case_id": c, "note": n} for c, n in self.notes],
+                   "gate": self.gate.lines() if self.gate else None}
+        (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
+        text = [self.banner, *self.table()]
+        if self.notes:
+            text.append(f"{len(self.notes)} case(s) carry a note: a documented claim the code does not follow, "
+                        "or a deviation they target (summary.json)")
+        (self.dir / "summary.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
+        run = Run(str(self.dir), self.identity, self.records, manifest)
+        report = Report(f"aclnn conformance: {run.label}", [run], self.records,
+                        gate_lines=self.gate.lines() if self.gate else [])
+        writers.write_all(report, self.dir, html=self.html)
+        return self.dir

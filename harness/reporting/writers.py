@@ -1,0 +1,120 @@
+"""summary.md and junit.xml, written from a Report (model.py)."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from .gate import is_gate_failure
+from .model import Report
+from .records import status_of
+from ..status import Status
+
+_IDENTITY_ROWS = ("backend", "simulated", "soc_name", "family", "cann_version", "suite_commit", "started", "ended",
+                  "command", "host")
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def summary_md(report: Report) -> str:
+    out = [f"# {report.title}", ""]
+    for run in report.runs:
+        ident = run.identity
+        kind = "SIMULATED (not hardware)" if ident.get("simulated") else "HARDWARE"
+        out += [f"## {run.label}: {kind}", "", "| | |", "|---|---|"]
+        out += [f"| {k} | {_cell(ident.get(k, ''))} |" for k in _IDENTITY_ROWS if ident.get(k) not in (None, "")]
+        for path, sha in (ident.get("library_sha256") or {}).items():
+            out.append(f"| library | `{_cell(path)}` sha256 `{sha}` |")
+        for k, v in (ident.get("switches") or {}).items():
+            out.append(f"| switch | `{k}={_cell(v)}` |")
+        out.append("")
+    if report.gate_lines:
+        out += ["## Gate", "", "```", *report.gate_lines, "```", ""]
+    if report.problems:
+        out += ["## Problems with the runs", ""] + [f"- **{p.kind}**: {_cell(p.message)}" for p in report.problems] + [""]
+    out += ["## Totals", "", " · ".join(f"{s.value} {n}" for s, n in report.ordered_totals()) or "no results", ""]
+    fams = report.families
+    out += ["## Operator × dtype × family", "", "| operator | dtype | " + " | ".join(fams) + " |",
+            "|---|---|" + "---|" * len(fams)]
+    for row in report.matrix():
+        cells = [", ".join(f"{s.value} {n}" for s, n in row["cells"][f]["counts"]) or "–" for f in fams]
+        out.append(f"| {row['op']} | {row['dtype']} | " + " | ".join(cells) + " |")
+    out.append("")
+    listed = report.listed()
+    if listed:
+        out += ["## Not passing", ""]
+        for r in listed[:200]:
+            out.append(f"- **{status_of(r).value}** `{r['case_id']}` ({r.get('family') or 'any'}): {_cell(r.get('reason', ''))}")
+            if r.get("repro") and status_of(r) not in (Status.EXPECTED_FAIL,):
+                out.append(f"  - repro: `{r['repro']}`")
+        if len(listed) > 200:
+            out.append(f"- … and {len(listed) - 200} more (results.jsonl)")
+        out.append("")
+    if report.changes:
+        out += ["## Changes since the previous run", ""]
+        for key, title in (("new_failures", "new failures"), ("fixed", "fixed"), ("new_flakes", "new flakes"),
+                           ("drifts", "metric drifts"), ("appeared", "new cases"), ("disappeared", "cases gone")):
+            items = report.changes.get(key) or []
+            out.append(f"- {title}: {len(items)}")
+            for item in items[:50]:
+                out.append(f"  - {_cell(item['text'])}")
+        out.append("")
+    return "\n".join(out)
+
+
+def junit_xml(report: Report) -> bytes:
+    """One testsuite per run; the run's identity as suite properties; per case, its status and identity."""
+    root = ET.Element("testsuites", name=report.title)
+    by_dir: dict[str, list[dict]] = {}
+    for r in report.records:
+        by_dir.setdefault(r.get("_run", ""), []).append(r)
+    for run in report.runs or []:
+        recs = by_dir.get(run.directory, []) if len(report.runs) > 1 else report.records
+        failures = sum(1 for r in recs if is_gate_failure(r) and status_of(r) != Status.CRASH)
+        errors = sum(1 for r in recs if status_of(r) == Status.CRASH)
+        skipped = sum(1 for r in recs if status_of(r) in (Status.SKIP, Status.EXPECTED_FAIL))
+        suite = ET.SubElement(root, "testsuite", name=run.label, tests=str(len(recs)), failures=str(failures),
+                              errors=str(errors), skipped=str(skipped))
+        props = ET.SubElement(suite, "properties")
+        ident = run.identity
+        for k in _IDENTITY_ROWS:
+            if ident.get(k) not in (None, ""):
+                ET.SubElement(props, "property", name=k, value=str(ident[k]))
+        for path, sha in (ident.get("library_sha256") or {}).items():
+            ET.SubElement(props, "property", name=f"sha256:{path}", value=str(sha))
+        for k, v in (ident.get("switches") or {}).items():
+            ET.SubElement(props, "property", name=f"switch:{k}", value=str(v))
+        for r in recs:
+            op, _, name = r["case_id"].partition(".")
+            t = (r.get("timings") or {}).get("total", r.get("duration_s", 0)) or 0
+            case = ET.SubElement(suite, "testcase", classname=f"{op}.{r.get('family') or 'any'}", name=name,
+                                 time=f"{float(t):.3f}")
+            cprops = ET.SubElement(case, "properties")
+            for k in ("status", "raw_status", "family", "soc_name", "nodeid", "repro"):
+                if r.get(k):
+                    ET.SubElement(cprops, "property", name=k, value=str(r[k]))
+            status, reason = status_of(r), str(r.get("reason") or "")
+            if status == Status.CRASH:
+                ET.SubElement(case, "error", message=f"CRASH: {reason}"[:1000], type="CRASH")
+            elif is_gate_failure(r):
+                ET.SubElement(case, "failure", message=f"{status.value}: {reason}"[:1000], type=status.value).text = \
+                    reason + (f"\nrepro: {r['repro']}" if r.get("repro") else "")
+            elif status in (Status.SKIP, Status.EXPECTED_FAIL):
+                ET.SubElement(case, "skipped", message=f"{status.value}: {reason}"[:1000])
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def write_all(report: Report, directory: Path, html: bool = True) -> dict[str, Path]:
+    """summary.md, junit.xml and (unless html=False) report.html into directory."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {"summary.md": directory / "summary.md", "junit.xml": directory / "junit.xml"}
+    paths["summary.md"].write_text(summary_md(report) + "\n", encoding="utf-8")
+    paths["junit.xml"].write_bytes(junit_xml(report))
+    if html:
+        from .html import render
+        paths["report.html"] = directory / "report.html"
+        paths["report.html"].write_text(render(report), encoding="utf-8")
+    return paths

@@ -1,0 +1,40 @@
+"""Records and report directories built by hand, for the reporting tests."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+OPAPI_SHA = "a" * 64
+
+
+def rec(case_id: str, status: str = "PASS", family: str = "ascend910b", dtype: str = "float32", mere: float | None = None,
+        reason: str = "", **extra) -> dict:
+    op = case_id.split(".")[0]
+    r = {"case_id": case_id, "nodeid": f"cases/x.yaml::{case_id.split('.', 1)[1]}", "op": op, "dtype": dtype,
+         "family": family, "backend": {"backend": "aclnn", "family": family}, "status": status,
+         "raw_status": "FAIL" if status == "EXPECTED_FAIL" else ("PASS" if status in ("UNEXPECTED_PASS", "FLAKE") else status),
+         "reason": reason, "timings": {"total": 0.01}}
+    if mere is not None:
+        r["metrics"] = [{"name": "mere", "value": mere, "threshold": 0.000122, "rule": "<"},
+                        {"name": "mare", "value": mere * 3, "threshold": 0.00122, "rule": "<"}]
+        r["worst"] = {"index": [0, 1, 2, 3], "golden_str": "1.0", "actual_str": "1.5", "metric": "RE", "error": 0.5}
+    r.update(extra)
+    return r
+
+
+def write_run(directory: Path, records: list[dict], family: str = "ascend910b", shard=None, selected=None,
+              opapi_sha: str = OPAPI_SHA, backend: str = "aclnn", requested_family: str | None = None) -> Path:
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    identity = {"backend": backend, "family": family, "soc_name": "Ascend910B2", "simulated": True,
+                "libraries": {"opapi": "/lib/libopapi.so"}, "library_sha256": {"/lib/libopapi.so": opapi_sha},
+                "started": "2026-11-23T01:00:00+00:00", "ended": "2026-11-23T01:10:00+00:00",
+                "command": "pytest cases/", "suite_commit": "deadbeef", "switches": {"SWCANN_DEVIATIONS": "1"}}
+    (directory / "summary.json").write_text(json.dumps({"identity": identity}))
+    if selected is not None:
+        sel = [{"case_id": c, "nodeid": f"cases/x.yaml::{c}", "op": c.split(".")[0]} for c in selected]
+        (directory / "manifest.json").write_text(json.dumps(
+            {"shard": list(shard) if shard else None, "requested": {"backend": backend, "family": requested_family or family},
+             "selected": sel, "assigned": [s for s in sel if any(r["case_id"] == s["case_id"] for r in records)]}))
+    return directory

@@ -1,0 +1,111 @@
+"""The nightly-sweep rehearsal: 4 SoC families x 2 shards on the software CANN, each job a
+separate process, merged into one report.html that a real headless Chromium renders.
+
+The selection is small on purpose (one operator, float32, three groups) so CI stays fast; the
+injected failures are real (SWCANN_DEVIATIONS=1: the dev_* cases expose their deviation).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FAMILIES = ["ascend910b", "ascend910_93", "ascend950", "ascend910"]
+SELECT = ["cases/avg_pool2d_backward.yaml", "-k", "(dev_global_padding or global_4d or windows) and float32"]
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+
+
+def chromium_or_skip() -> str:
+    """Chromium is required in CI (CI=true); elsewhere its absence skips, saying how to install it."""
+    if CHROMIUM:
+        return CHROMIUM
+    if os.environ.get("CI") == "true":
+        pytest.fail("chromium not found, and CI must run the browser test (.ci/run installs the Debian package)")
+    pytest.skip("chromium not installed (apt-get install chromium); the browser check of report.html needs it")
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("nightly")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWCANN_", "ASCEND_"))}
+    env["SWCANN_DEVIATIONS"] = "1"
+    proc = subprocess.run([sys.executable, "-m", "harness.reporting", "sweep", "-o", str(out), "--families",
+                           ",".join(FAMILIES), "--shards", "2", "--parallel", "2", "--", *SELECT, "-n", "0", "-q",
+                           "--no-html"],                     # per-job pages are not needed: the merged one is
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return out, proc
+
+
+def test_sweep_runs_every_job_and_merges_without_problems(sweep):
+    out, proc = sweep
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("== job ") == 8
+    summary = json.loads((out / "merged" / "summary.json").read_text())
+    assert summary["problems"] == []
+    assert sorted({(r["identity"]["family"], tuple(r["shard"])) for r in summary["runs"]}) == \
+           sorted((f, (i, 2)) for f in FAMILIES for i in (1, 2))
+    records = [json.loads(x) for x in (out / "merged" / "results.jsonl").read_text().splitlines()]
+    per_family = {f: [r for r in records if r["family"] == f] for f in FAMILIES}
+    for fam, recs in per_family.items():
+        shards = {r["_run"] for r in recs}
+        assert len(shards) == 2, fam                                   # both shards ran cases of each family
+        assert {r["status"] for r in recs} == {"PASS", "FAIL"}, fam
+        assert len({r["case_id"] for r in recs}) == len(recs)
+    assert summary["totals"]["FAIL"] == 12                             # 3 dev_global_padding cases x 4 families
+
+
+class _Dom(HTMLParser):
+    """The bits of the rendered DOM the test looks at: the matrix cells and the failure details."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.cells, self.failures, self.text = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.stack.append((tag, a))
+        if tag == "td" and a.get("data-family"):
+            self.cells.append({"family": a["data-family"], "class": a.get("class", ""), "text": ""})
+        if tag == "details" and "failure" in a.get("class", ""):
+            self.failures.append({"status": a.get("data-status"), "open": "open" in a, "text": ""})
+
+    def handle_endtag(self, tag):
+        while self.stack and self.stack.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data):
+        tags = [t for t, _ in self.stack]
+        if "td" in tags and self.cells and any(a.get("data-family") for t, a in self.stack if t == "td"):
+            self.cells[-1]["text"] += data
+        if "details" in tags and self.failures:
+            self.failures[-1]["text"] += data
+
+
+def test_chromium_renders_the_matrix_and_a_failure(sweep, tmp_path):
+    browser = chromium_or_skip()
+    out, _ = sweep
+    page = out / "merged" / "report.html"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0 and "<table" in dom.stdout, dom.stderr[-2000:]
+    parsed = _Dom()
+    parsed.feed(dom.stdout)
+    assert {c["family"] for c in parsed.cells} == set(FAMILIES)
+    fail_cells = [c for c in parsed.cells if "cell-fail" in c["class"]]
+    assert len(fail_cells) == 4 and all("FAIL 3" in c["text"] and "PASS" in c["text"] for c in fail_cells), fail_cells
+    first = parsed.failures[0]
+    assert first["status"] == "FAIL" and first["open"]
+    for needle in ("dev_global_padding", "worst element", "golden", "actual", "max_abs_err_small", "repro",
+                   "SWCANN_DEVIATIONS=1"):
+        assert needle in first["text"], needle
+    shot = tmp_path / "report.png"
+    subprocess.run([browser, *flags, "--window-size=1400,2000", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, text=True, timeout=120)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000   # a page, not a blank
