@@ -1,4 +1,4 @@
-"""Tests for harness/compare.py against the rules in spec README "Precision standards".
+"""Tests for harness/judge/compare.py against the rules in spec README "Precision standards".
 
 Expected numbers are written as literals derived by hand (see the comments); inputs are
 chosen so the arithmetic is exact (powers of two) wherever a test sits on a threshold.

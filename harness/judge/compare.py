@@ -87,14 +87,23 @@ def _fmt(x: Any) -> str:
 class _Standard:
     judge: Callable          # (data, thresholds) -> (pass, metrics, worst index, worst metric, reasons)
     headline: tuple[str, ...]   # metrics a PASS summary shows
+    # (metric, threshold key or None, rule) for every metric the standard holds against a threshold:
+    # what reports plot and tabulate (harness/reporting)
+    limits: tuple[tuple[str, str | None, str], ...]
 
 
-def _standard(*names: str, headline: tuple[str, ...]):
+def _standard(*names: str, headline: tuple[str, ...], limits: tuple):
     def register(fn):
         for n in names:
-            _REGISTRY[n] = _Standard(fn, headline)
+            _REGISTRY[n] = _Standard(fn, headline, limits)
         return fn
     return register
+
+
+def limits(standard: str) -> tuple[tuple[str, str | None, str], ...]:
+    """The thresholded metrics of `standard` (empty for an unknown one)."""
+    entry = _REGISTRY.get(standard)
+    return entry.limits if entry else ()
 
 
 @dataclass(frozen=True)
@@ -220,7 +229,7 @@ def _argmax_full(d: _Data, per_elem: np.ndarray) -> int | None:
 # --------------------------------------------------------------------------- standards
 # Each returns (numeric_pass, metrics, worst flat index or None, metric name of worst, reasons).
 
-@_standard("mere_mare", headline=("mere", "mare"))
+@_standard("mere_mare", headline=("mere", "mare"), limits=(("mere", "mere", "<"), ("mare", "mare", "<")))
 def _mere_mare(d: _Data, thr: dict):
     g, a = d.g[d.cmp], d.a[d.cmp]
     re = np.abs(a - g) / (np.abs(g) + _RE_EPS)
@@ -235,6 +244,7 @@ def _mere_mare(d: _Data, thr: dict):
 
 
 @_standard("single_bm_high_precision", "single_bm_high_performance",
+           limits=(("abs_eb", "eb", "<="), ("max_abs_err_small", "error", "<="), ("max_rel_err_large", "error", "<=")),
            headline=("eb", "max_abs_err_small", "max_rel_err_large"))
 def _single_bm(d: _Data, thr: dict):
     g, a = d.g[d.cmp], d.a[d.cmp]
@@ -273,7 +283,8 @@ def _tolerance(d: _Data, thr: dict):
     return diff, diff <= tol, ratio
 
 
-@_standard("ttk_mixed", headline=("matched_ratio", "max_abs_err"))
+@_standard("ttk_mixed", headline=("matched_ratio", "max_abs_err"),
+           limits=(("matched_ratio", "min_matched_ratio", ">="), ("max_abs_err", "max_abs_err", "<=")))
 def _ttk_mixed(d: _Data, thr: dict):
     diff, ok, ratio = _tolerance(d, thr)
     n = ok.size
@@ -289,7 +300,7 @@ def _ttk_mixed(d: _Data, thr: dict):
     return not reasons, m, _argmax_full(d, ratio), "err/tol", reasons
 
 
-@_standard("allclose", headline=("mismatches", "max_abs_err"))
+@_standard("allclose", headline=("mismatches", "max_abs_err"), limits=(("mismatches", None, "<="),))
 def _allclose(d: _Data, thr: dict):
     diff, ok, ratio = _tolerance(d, thr)
     bad = int(ok.size - ok.sum())
@@ -300,7 +311,7 @@ def _allclose(d: _Data, thr: dict):
     return not reasons, m, _argmax_full(d, ratio), "err/tol", reasons
 
 
-@_standard("bit_exact", headline=("mismatches",))
+@_standard("bit_exact", headline=("mismatches",), limits=(("mismatches", "max_mismatches", "<="),))
 def _bit_exact(d: _Data, thr: dict):
     if d.a_bits is None or d.g_bits is None:  # integer (or bool) data: exact equality
         same = d.a == d.g

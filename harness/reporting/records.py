@@ -18,6 +18,7 @@ import json
 import math
 from pathlib import Path
 
+from ..judge import compare
 from ..jsonsafe import jsonable
 from ..status import Status, parse
 
@@ -64,26 +65,13 @@ def dtype_of(rec: dict) -> str:
 
 # ------------------------------------------------------------------ metrics against thresholds
 
-# Which metric each standard compares with which threshold, and how (harness/compare.py's rules).
-_PAIRS = {
-    "mere_mare": (("mere", "mere", "<"), ("mare", "mare", "<")),
-    "single_bm_high_precision": (("abs_eb", "eb", "<="), ("max_abs_err_small", "error", "<="),
-                                 ("max_rel_err_large", "error", "<=")),
-    "single_bm_high_performance": (("abs_eb", "eb", "<="), ("max_abs_err_small", "error", "<="),
-                                   ("max_rel_err_large", "error", "<=")),
-    "ttk_mixed": (("matched_ratio", "min_matched_ratio", ">="), ("max_abs_err", "max_abs_err", "<=")),
-    "allclose": (("mismatches", None, "<="),),
-    "bit_exact": (("mismatches", "max_mismatches", "<="),),
-}
-
-
 def metrics_of(verdict: dict | None) -> list[dict]:
     """[{name, value, threshold, rule}] for every thresholded metric of a verdict (empty without one)."""
     if not verdict:
         return []
     metrics, thresholds = verdict.get("metrics") or {}, verdict.get("thresholds") or {}
     out = []
-    for name, thr_key, rule in _PAIRS.get(verdict.get("standard"), ()):
+    for name, thr_key, rule in compare.limits(verdict.get("standard")):
         if name not in metrics:
             continue
         threshold = thresholds.get(thr_key, 0) if thr_key else 0     # allclose: every element within tolerance
