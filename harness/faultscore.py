@@ -168,8 +168,8 @@ def classify(record: dict, baseline: dict | None = None) -> Finding:
         return Finding(cid, "STATUS", _check_of(record), reason[:300])
     if "but raised by" in reason:
         return Finding(cid, "WRONG_CHECK", _check_of(record), reason[:300])
-    if reason.startswith("phase 2 status"):
-        code = record.get("sync_status") or record.get("phase2_status")
+    code = record.get("sync_status") or record.get("phase2_status")
+    if code:        # a runtime error of phase 2 or the sync, whatever words the reason uses
         return Finding(cid, "RUNTIME", str(code), reason[:300])
     if "wrote outside the output view" in reason:
         return Finding(cid, "OUTSIDE_VIEW", None, reason)
