@@ -14,7 +14,6 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from ..backends.base import banner
 from . import identity as ident_mod, records as rec_mod, writers
 from .gate import GateResult, evaluate
 from .model import Report, Run
@@ -38,9 +37,6 @@ class Recorder:
         self.started, self._t0 = started or ident_mod.now(), time.time()
         self.identity: dict = {}
         self.gate: GateResult | None = None
-
-    def set_properties(self, properties: dict) -> None:
-        self.properties, self.banner = dict(properties), banner(properties)
 
     def add(self, record: dict) -> None:
         self.records.append(record)
