@@ -9,9 +9,13 @@ invalid scenario: it is passed to the library, never computed with.
 """
 from __future__ import annotations
 
+import functools
+import importlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -21,28 +25,34 @@ class DType:
     acl: int                    # its enum value
     ge_name: str                # the name aclnn error texts print (acl_abi.md 3.1 note)
     itemsize: int               # bytes per element (1 for sub-byte types, 0: not a tensor dtype)
-    torch: torch.dtype | None   # None: the harness cannot compute with it
+    torch_name: str | None      # the torch dtype's attribute name; None: the harness cannot compute with it
     aliases: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def torch(self) -> "torch.dtype | None":
+        """The torch dtype. torch is imported on first use, not with this table: the pytest process
+        of a case run reads the table but never computes (its case workers do)."""
+        return getattr(importlib.import_module("torch"), self.torch_name) if self.torch_name else None
 
 
 ALL: tuple[DType, ...] = (
     DType("undefined", "ACL_DT_UNDEFINED", -1, "DT_UNDEFINED", 0, None),
-    DType("float32", "ACL_FLOAT", 0, "DT_FLOAT", 4, torch.float32, ("fp32", "float")),
-    DType("float16", "ACL_FLOAT16", 1, "DT_FLOAT16", 2, torch.float16, ("fp16", "half")),
-    DType("int8", "ACL_INT8", 2, "DT_INT8", 1, torch.int8),
-    DType("int32", "ACL_INT32", 3, "DT_INT32", 4, torch.int32),
-    DType("uint8", "ACL_UINT8", 4, "DT_UINT8", 1, torch.uint8),
-    DType("int16", "ACL_INT16", 6, "DT_INT16", 2, torch.int16),
+    DType("float32", "ACL_FLOAT", 0, "DT_FLOAT", 4, "float32", ("fp32", "float")),
+    DType("float16", "ACL_FLOAT16", 1, "DT_FLOAT16", 2, "float16", ("fp16", "half")),
+    DType("int8", "ACL_INT8", 2, "DT_INT8", 1, "int8"),
+    DType("int32", "ACL_INT32", 3, "DT_INT32", 4, "int32"),
+    DType("uint8", "ACL_UINT8", 4, "DT_UINT8", 1, "uint8"),
+    DType("int16", "ACL_INT16", 6, "DT_INT16", 2, "int16"),
     DType("uint16", "ACL_UINT16", 7, "DT_UINT16", 2, None),
     DType("uint32", "ACL_UINT32", 8, "DT_UINT32", 4, None),
-    DType("int64", "ACL_INT64", 9, "DT_INT64", 8, torch.int64),
+    DType("int64", "ACL_INT64", 9, "DT_INT64", 8, "int64"),
     DType("uint64", "ACL_UINT64", 10, "DT_UINT64", 8, None),
-    DType("float64", "ACL_DOUBLE", 11, "DT_DOUBLE", 8, torch.float64, ("fp64", "double")),
-    DType("bool", "ACL_BOOL", 12, "DT_BOOL", 1, torch.bool),
+    DType("float64", "ACL_DOUBLE", 11, "DT_DOUBLE", 8, "float64", ("fp64", "double")),
+    DType("bool", "ACL_BOOL", 12, "DT_BOOL", 1, "bool"),
     DType("string", "ACL_STRING", 13, "DT_STRING", 0, None),
-    DType("complex64", "ACL_COMPLEX64", 16, "DT_COMPLEX64", 8, torch.complex64),
-    DType("complex128", "ACL_COMPLEX128", 17, "DT_COMPLEX128", 16, torch.complex128),
-    DType("bfloat16", "ACL_BF16", 27, "DT_BFLOAT16", 2, torch.bfloat16, ("bf16",)),
+    DType("complex64", "ACL_COMPLEX64", 16, "DT_COMPLEX64", 8, "complex64"),
+    DType("complex128", "ACL_COMPLEX128", 17, "DT_COMPLEX128", 16, "complex128"),
+    DType("bfloat16", "ACL_BF16", 27, "DT_BFLOAT16", 2, "bfloat16", ("bf16",)),
     DType("int4", "ACL_INT4", 29, "DT_INT4", 1, None),
     DType("uint1", "ACL_UINT1", 30, "DT_UINT1", 1, None),
     DType("complex32", "ACL_COMPLEX32", 33, "DT_COMPLEX32", 4, None),
@@ -74,14 +84,19 @@ def canonical(name: str) -> str:
     return d.name if d else str(name)
 
 
-def from_torch(dtype: torch.dtype) -> DType:
-    for d in ALL:
-        if d.torch == dtype:
-            return d
-    raise KeyError(f"torch dtype {dtype} has no ACL equivalent in this suite")
+def from_torch(dtype: "torch.dtype") -> DType:
+    try:
+        return _by_torch()[dtype]
+    except KeyError:
+        raise KeyError(f"torch dtype {dtype} has no ACL equivalent in this suite") from None
 
 
-def torch_of(name: str) -> torch.dtype:
+@functools.lru_cache(maxsize=1)
+def _by_torch() -> dict:
+    return {d.torch: d for d in ALL if d.torch_name}
+
+
+def torch_of(name: str) -> "torch.dtype":
     """The torch dtype of a case-file name; ValueError where the harness cannot compute with it."""
     d = lookup(name)
     if d.torch is None:

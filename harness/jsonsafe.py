@@ -7,6 +7,7 @@ numpy scalars become Python numbers; tuples become lists; keys become strings.
 """
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -23,3 +24,13 @@ def jsonable(x: Any) -> Any:
     if isinstance(x, float) and not math.isfinite(x):
         return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
     return x
+
+
+def dumps(x: Any, **kw) -> str:
+    """json.dumps of jsonable(x). Most records are JSON-safe already (the comparators make their
+    metrics so), and the C encoder refuses exactly what jsonable would change (non-finite floats,
+    numpy scalars), so it is tried first: a run writes every record three times."""
+    try:
+        return json.dumps(x, allow_nan=False, **kw)
+    except (ValueError, TypeError):
+        return json.dumps(jsonable(x), **kw)

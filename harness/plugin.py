@@ -28,7 +28,6 @@ from .execution.deadline import deadline_for
 from .execution.rundir import RunDir
 from .execution.supervisor import CaseExecutor
 from .judge import load_atk_file, load_case_file
-from .judge.cache import GoldenCache
 from .model import Case, atk
 from .reporting.gate import is_gate_failure
 from .reporting.run import ReportSettings, RunReporting, add_options as add_report_options
@@ -157,7 +156,6 @@ def pytest_configure(config):
     for fam in families.FAMILIES:
         config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
     _add_atk_args(config)
-    _one_torch_thread()
     session = CaseSession(config, RunSettings.from_config(config))
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "aclnn-case-session")
@@ -166,10 +164,25 @@ def pytest_configure(config):
     session.configure()
 
 
+@pytest.hookimpl(specname="pytest_configure")
+def pytest_configure_no_log_capture(config):   # named pytest_*: pytest only looks at those
+    """A case runs in its case worker, never in this process, so pytest's log capture has nothing
+    to capture here; setting its handlers up and down around every phase of every item was the
+    largest per-case cost of a run (about 1 ms of a case's 3). Case runs go without it."""
+    if _runs_cases(config):
+        config.pluginmanager.set_blocked("logging-plugin")   # unregisters it, or keeps it from registering
+
+
 def pytest_unconfigure(config):
     session = config.stash.get(_SESSION, None)
     if session is not None:
         session.shutdown()
+
+
+def _prepare_only_cache(settings: RunSettings):
+    from .judge.cache import GoldenCache     # torch: only this mode computes in the pytest process
+    _one_torch_thread()
+    return GoldenCache(settings.golden_cache)
 
 
 def _one_torch_thread() -> None:
@@ -241,9 +254,10 @@ class CaseSession:
         self.executor: CaseExecutor | None = None
         self.journal: journal_mod.Journal | None = None
         self.controller_journal: journal_mod.Journal | None = None
+        self._next_item = None                # the item after the running one (pytest_runtest_protocol)
         # --prepare-only fills the cache in this process (no device, no case worker); a run uses
         # it in its case workers, which report their hits and misses (executor.cache_stats)
-        self.cache = GoldenCache(settings.golden_cache) if settings.prepare_only else None
+        self.cache = _prepare_only_cache(settings) if settings.prepare_only else None
         try:
             report_settings = ReportSettings.from_options(config.getoption)
         except HarnessConfigError as e:
@@ -320,9 +334,11 @@ class CaseSession:
         case = item.case
         self.process_journal().started(case.id, item.nodeid, case.op.name)
         deadline = deadline_for(case, self.settings.case_timeout)
+        nxt = getattr(self._next_item, "case", None)          # sent ahead: see CaseExecutor.run
+        ahead = (nxt, deadline_for(nxt, self.settings.case_timeout)) if nxt is not None else None
         try:   # reruns, the record (status, identity, repro, timings), the gate's verdict, the dump
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
-                                             lambda: self.executor.run(case, deadline))
+                                             lambda: self.executor.run(case, deadline, ahead))
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
             raise pytest.UsageError(str(e)) from None
         self.journal.finished(record)
@@ -335,6 +351,12 @@ class CaseSession:
         return self.journal
 
     # ------------------------------------------------------------ hooks
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """Only notes the item pytest runs after this one (xdist knows it too): its case is sent to
+        the case worker ahead. Returns None, so pytest's own protocol runs the item."""
+        self._next_item = nextitem
 
     def pytest_sessionstart(self, session):
         if self.recorder is None:

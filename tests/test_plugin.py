@@ -103,3 +103,16 @@ def test_worker_crash_is_recorded_and_the_run_goes_on(suite, tmp_path):
     outcomes = sorted((r["case_id"].split("[")[0], r["status"]) for r in records)
     assert outcomes == [("MaxPool2dWithIndicesBackward.bad_args", "CRASH"),
                         ("MaxPool2dWithIndicesBackward.basic", "PASS")], outcomes
+
+
+def test_the_pytest_side_of_a_run_never_imports_torch(suite, tmp_path, monkeypatch):
+    """Cases are prepared, computed and judged in the case worker; the pytest process (and under
+    xdist each of its workers) only collects, schedules and reports. Importing torch there cost
+    about a second of CPU per process, paid again by every xdist worker."""
+    (tmp_path / "torch_probe.py").write_text("import sys\n"
+                                             "def pytest_sessionfinish(session):\n"
+                                             "    print('TORCH-IN-PYTEST-PROCESS', 'torch' in sys.modules)\n")
+    monkeypatch.setenv("PYTHONPATH", ":".join([str(tmp_path), *sys.path]))
+    code, out = suite("--backend", "aclnn", "-p", "torch_probe", "-s", "-n", "0")
+    assert code == 0, out
+    assert "TORCH-IN-PYTEST-PROCESS False" in out, out[-3000:]

@@ -218,3 +218,41 @@ def test_a_device_that_cannot_be_brought_back_stops_its_worker(tmp_path, monkeyp
         executor.close()
     assert [r["status"] for r in lost] == ["MISSING"] * 3
     assert all(r["reason"].startswith("not run: device not usable after CRASH: --device 7") for r in lost), lost
+
+
+def test_a_case_sent_ahead_keeps_its_own_verdict_and_deadline(tmp_path, monkeypatch):
+    """While pytest reports one case the worker already runs the next (CaseExecutor.run's `ahead`).
+    A case sent ahead that crashes or hangs is that case's CRASH/TIMEOUT, not its predecessor's; its
+    deadline counts from when the worker began it; a rerun of the current case waits its turn
+    behind the case sent ahead; the case after a lost worker is sent again and passes."""
+    from harness.execution.supervisor import CaseExecutor
+    from harness.judge import load_case_file
+
+    _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4, 6), hang_timeout_s=DEADLINE_S))
+    regular = [c for c in cases if c.group in ("before", "after")]
+    crashing = next(c for c in cases if c.group == "f289")
+    hanging = next(c for c in cases if c.group == "f437")
+    monkeypatch.setenv("SWCANN_FAULTS", _faults(f289="phase2_segv", f437="phase2_hang"))
+    executor = CaseExecutor({"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
+                             "deterministic": False, "worker": None})
+    a, b, c, d = regular[:4]
+    try:
+        executor.start()
+        seq = [executor.run(a, 60, ahead=(crashing, 60)),        # the crash happens after a's answer
+               executor.run(crashing, 60, ahead=(b, 60)),        # b was never sent: the worker is gone
+               executor.run(b, 60, ahead=(hanging, DEADLINE_S)),
+               executor.run(b, 60, ahead=(hanging, DEADLINE_S))]  # a rerun of b: behind the hang
+        started = time.monotonic()
+        seq += [executor.run(hanging, DEADLINE_S, ahead=(c, 60)), executor.run(c, 60, ahead=(d, 60)),
+                executor.run(d, 60)]
+        waited = time.monotonic() - started
+    finally:
+        executor.close()
+    assert [r["case_id"] for r in seq] == [x.id for x in (a, crashing, b, b, hanging, c, d)]
+    assert [r["status"] for r in seq] == ["PASS", "CRASH", "PASS", "PASS", "TIMEOUT", "PASS", "PASS"]
+    assert seq[1]["signal"] == "SIGSEGV" and seq[4]["deadline_s"] == DEADLINE_S
+    # the rerun of b waited for the hang's deadline (it was queued behind it); the hang's record then
+    # came from the queue, so asking for it cost no second deadline
+    assert waited < DEADLINE_S + 2.0, waited
+    # the rerun of b ran on the fresh worker after the hang: its record says so, in the worker's order
+    assert seq[3]["recovered_from"]["cause"] == "TIMEOUT" and seq[3]["recovered_from"]["case_id"] == hanging.id

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..inputs import Arg, TensorArg
 from ..model import OpDescriptor
+
+if TYPE_CHECKING:       # annotations only: the pytest process of a run never builds tensors
+    from ..inputs import Arg, TensorArg
 
 
 @dataclass

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..jsonsafe import jsonable
+from .. import jsonsafe
 from ..status import Status
 
 DIRNAME = "journal"
@@ -32,7 +32,7 @@ class Journal:
         self.run_id, self.writer = run_id, writer
 
     def _write(self, entry: dict) -> None:
-        self._file.write(json.dumps(jsonable(entry)) + "\n")
+        self._file.write(jsonsafe.dumps(entry) + "\n")
         self._file.flush()                   # in the kernel before the next case starts
 
     def started(self, case_id: str, nodeid: str, op: str | None) -> None:

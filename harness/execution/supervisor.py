@@ -41,6 +41,19 @@ class CacheUse:
     rejected: list
 
 
+@dataclass
+class _Sent:
+    """A case sent to the worker. It starts when the worker has answered every case sent before it:
+    its deadline and its share of the worker's log count from then."""
+    case: object
+    deadline_s: float
+    started: float | None = None         # time.monotonic() when the worker began it
+    log_offset: int = 0
+
+
+LOOKAHEAD = 1      # cases sent ahead of the one pytest is running (see CaseExecutor.run)
+
+
 class DeviceLost(Exception):
     """The worker's device could not be brought back (neither reset nor a fresh process)."""
 
@@ -150,6 +163,8 @@ class CaseExecutor:
         self._log: Path | None = None
         self._starts = 0
         self._zygote: _Zygote | None = None
+        self._queue: list[_Sent] = []       # cases sent to the worker, in its order; the head is running
+        self._early: dict[str, dict] = {}   # records of cases that finished before they were asked for
 
     # ------------------------------------------------------------ worker process
 
@@ -191,6 +206,8 @@ class CaseExecutor:
         return self.properties
 
     def close(self) -> None:
+        while self._queue and self._alive():     # a case sent ahead that pytest never asked for
+            self._await_head()
         if self._alive():
             try:
                 self._chan.send(("close",))      # the worker closes the backend (aclFinalize) and exits
@@ -219,6 +236,7 @@ class CaseExecutor:
         if self._cache_current is not None:       # fold the dying worker's cache use into the total
             self._cache_done, self._cache_current = vars(self.cache_stats), None
         self._kill()
+        self._queue.clear()          # what was sent to this worker and not answered never ran
         if self._chan is not None:
             self._chan.close()
             self._chan = None
@@ -252,30 +270,73 @@ class CaseExecutor:
 
     # ------------------------------------------------------------ one case
 
-    def run(self, case, deadline_s: float) -> dict:
-        """Run `case` in the worker; its record (every record carries `status`)."""
+    def run(self, case, deadline_s: float, ahead=None) -> dict:
+        """Run `case` in the worker; its record (every record carries `status`).
+
+        `ahead` (case, deadline) is the case pytest will ask for next: it is sent now, so the worker
+        starts it the moment it answers `case` and works while this process reports `case` (pytest's
+        per-test machinery and the worker's case then overlap instead of taking turns)."""
         if self.lost:
             return self._record(case, Status.MISSING, f"not run: {self.lost}")
-        if not self._alive():
-            try:
-                self._replace(self.pending_recovery["cause"] if self.pending_recovery else "a worker exit")
-            except DeviceLost:
-                return self._record(case, Status.MISSING, f"not run: {self.lost}")
-        offset, start = self._log_size(), time.monotonic()
+        if case.id in self._early:
+            return self._early.pop(case.id)
+        if not self._is_sent(case):
+            if not self._alive():
+                try:
+                    self._replace(self.pending_recovery["cause"] if self.pending_recovery else "a worker exit")
+                except DeviceLost:
+                    return self._record(case, Status.MISSING, f"not run: {self.lost}")
+            if not self._send(case, deadline_s):
+                self._queue.append(_Sent(case, deadline_s, time.monotonic(), self._log_size()))
+                return self._await_head()        # the pipe is closed: its worker is gone, a CRASH
+        if ahead is not None:
+            self._send_ahead(*ahead)
+        while True:
+            head = self._queue[0]
+            record = self._await_head()
+            if head.case.id == case.id:
+                return record
+            self._early[head.case.id] = record   # a case sent earlier (ahead, or a rerun's predecessor)
+            if not self._is_sent(case):            # that case took its worker down; `case` never ran
+                return self.run(case, deadline_s)
+
+    def _is_sent(self, case) -> bool:
+        return any(s.case.id == case.id for s in self._queue)
+
+    def _send(self, case, deadline_s: float) -> bool:
         try:
             # per case, not per worker: the dump directory is known only once the run has its report dir
             self._chan.send(("run", case, self.settings.get("dump_dir")))
-            answered = self._chan.ready(deadline_s)
+        except ChannelClosed:
+            return False
+        now = None if self._queue else time.monotonic()
+        self._queue.append(_Sent(case, deadline_s, now, self._log_size() if now else 0))
+        return True
+
+    def _send_ahead(self, case, deadline_s: float) -> None:
+        if (len(self._queue) <= LOOKAHEAD and self._alive() and not self.lost
+                and case.id not in self._early and not self._is_sent(case)):
+            self._send(case, deadline_s)
+
+    def _await_head(self) -> dict:
+        """Wait for the case at the head of the queue: its record (done, CRASH or TIMEOUT)."""
+        head = self._queue[0]
+        try:
+            answered = self._chan.ready(max(0.0, head.deadline_s - (time.monotonic() - head.started)))
             reply = self._chan.recv() if answered else None
         except ChannelClosed:
             reply, answered = None, True
-        duration = time.monotonic() - start
-        if reply is None and not answered:
-            return self._timed_out(case, deadline_s, offset, duration)
+        now = time.monotonic()
+        duration = now - head.started
         if reply is None:
-            return self._crashed(case, offset, duration)
+            record = (self._timed_out(head.case, head.deadline_s, head.log_offset, duration) if not answered
+                      else self._crashed(head.case, head.log_offset, duration))
+            return record                          # _reap emptied the queue with its worker
+        self._queue.pop(0)
+        if self._queue:                            # the worker starts the next case now
+            self._queue[0].started, self._queue[0].log_offset = now, self._log_size()
         _, outcome, recovery, self._cache_current = reply
-        return self._finished(case, outcome, recovery)
+        return self._finished(head.case, outcome, recovery)
 
     @property
     def cache_stats(self) -> "CacheUse | None":

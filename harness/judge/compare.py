@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import sys
+
 import numpy as np
-import torch
 import yaml
 
 from .. import dtypes
@@ -141,7 +142,8 @@ class Verdict:
 
 def _load(x: Any) -> tuple[np.ndarray, str, np.ndarray | None]:
     """(values, dtype name, raw bits or None). bf16 values are widened to float32 (exact)."""
-    if isinstance(x, torch.Tensor):
+    torch = sys.modules.get("torch")     # not imported: then `x` cannot be a tensor (reports never import it)
+    if torch is not None and isinstance(x, torch.Tensor):
         t = x.detach().cpu().resolve_conj().resolve_neg()
         name = str(t.dtype).removeprefix("torch.")
         if t.dtype == torch.bfloat16:  # numpy has no bfloat16
@@ -174,6 +176,7 @@ def _round_to(g: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
         inexact = np.isfinite(g) & (f.astype(np.float64) != g)
         u -= (inexact & (np.abs(f.astype(np.float64)) > np.abs(g))).astype(np.uint32)  # truncate
         u |= inexact.astype(np.uint32)  # ... and make it odd: round-to-odd
+    import torch
     t = torch.from_numpy(u.view(np.float32)).to(torch.bfloat16)
     return t.float().numpy().astype(np.float64), t.view(torch.int16).numpy().view(np.uint16)
 

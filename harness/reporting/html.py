@@ -1,15 +1,14 @@
 """report.html: one self-contained page (inline CSS and SVG, no network) from a Report.
 
-The page is a Jinja2 template (templates/report.html.j2, autoescaped); the plots are matplotlib
-figures rendered to inline SVG.
+The page is a Jinja2 template (templates/report.html.j2, autoescaped); the plots are small
+inline SVGs written here (no plotting library).
 """
 from __future__ import annotations
 
-import io
 import math
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape as markupsafe_escape
 
 from .model import Report
 from .records import metrics_of, status_of
@@ -23,37 +22,56 @@ COLOURS = {Status.PASS: "#2e7d32", Status.FAIL: "#c62828", Status.CRASH: "#6a1b9
            Status.UNEXPECTED_PASS: "#1565c0", Status.FLAKE: "#00838f"}
 
 
-def _svg(fig) -> Markup:
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    text = buf.getvalue()
-    return Markup(text[text.index("<svg"):])     # drop the XML prolog and DOCTYPE: inline in HTML
+_W_CAT, _H, _LEFT, _BOTTOM, _TOP = 64, 180, 46, 46, 18     # px: one column per (dtype, metric)
+_LOG_LO, _LOG_HI = -6, 6                                     # y axis: 1e-6 .. 1e6 of the threshold
+
+
+def _y(ratio: float) -> float:
+    v = min(max(ratio, 10.0 ** _LOG_LO), 10.0 ** _LOG_HI) if math.isfinite(ratio) else 10.0 ** _LOG_HI
+    frac = (math.log10(v) - _LOG_LO) / (_LOG_HI - _LOG_LO)
+    return _TOP + (1 - frac) * _H
+
+
+def _strip_plot(op: str, points: list) -> Markup:
+    """One SVG strip plot: a column per (dtype, metric), a dot per distinct pixel (its title says
+    how many cases sit there), the red line at the threshold. Written by hand: a plotting library
+    cost seconds per report for a few thousand dots, and the page must stay self-contained."""
+    cats = sorted({(d, m) for d, m, _ in points})
+    index = {c: i for i, c in enumerate(cats)}
+    dots: dict[tuple[int, int], int] = {}
+    for d, m, v in points:
+        key = (index[(d, m)], round(_y(v)))
+        dots[key] = dots.get(key, 0) + 1
+    width = _LEFT + _W_CAT * len(cats) + 10
+    height = _TOP + _H + _BOTTOM
+    e = markupsafe_escape
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="9" role="img" aria-label="{e(op)}">',
+           f'<text x="{width / 2}" y="11" text-anchor="middle" font-size="11">{e(op)}</text>',
+           f'<text transform="translate(10 {_TOP + _H / 2}) rotate(-90)" text-anchor="middle">metric / threshold</text>']
+    for k in range(_LOG_LO, _LOG_HI + 1, 2):
+        y = _y(10.0 ** k)
+        out.append(f'<line x1="{_LEFT}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>'
+                   f'<text x="{_LEFT - 4}" y="{y + 3:.1f}" text-anchor="end">1e{k}</text>')
+    one = _y(1.0)
+    out.append(f'<line x1="{_LEFT}" x2="{width - 10}" y1="{one:.1f}" y2="{one:.1f}" stroke="#c62828"/>')
+    for i, (d, m) in enumerate(cats):
+        x = _LEFT + _W_CAT * (i + 0.5)
+        out.append(f'<text x="{x:.1f}" y="{_TOP + _H + 14}" text-anchor="middle">{e(d)}</text>'
+                   f'<text x="{x:.1f}" y="{_TOP + _H + 26}" text-anchor="middle">{e(m)}</text>')
+    for (i, y), n in sorted(dots.items()):
+        colour = "#c62828" if y < one - 0.5 else "#2e7d32"        # above the line (smaller y) failed
+        out.append(f'<circle cx="{_LEFT + _W_CAT * (i + 0.5):.1f}" cy="{y}" r="{min(2 + math.log2(n), 7):.1f}" '
+                   f'fill="{colour}" fill-opacity="0.6"><title>{n} case(s)</title></circle>')
+    out.append("</svg>")
+    return Markup("".join(out))
 
 
 def metric_plots(report: Report) -> list[dict]:
     """Per operator: each judged metric as a fraction of its threshold (log scale), per dtype and
     metric; the red line is the threshold. Points above it failed."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    plots = []
-    for op, points in report.metric_points().items():
-        cats = sorted({(d, m) for d, m, _ in points})
-        index = {c: i for i, c in enumerate(cats)}
-        floor = 1e-6
-        xs = [index[(d, m)] for d, m, _ in points]
-        ys = [min(max(v, floor), 1e6) if math.isfinite(v) else 1e6 for _, _, v in points]
-        fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * len(cats) + 1.5), 3.0))
-        ax.scatter(xs, ys, s=10, alpha=0.6, c=["#c62828" if y > 1 else "#2e7d32" for y in ys])
-        ax.axhline(1.0, color="#c62828", linewidth=1)
-        ax.set_yscale("log")
-        ax.set_xticks(range(len(cats)), [f"{d}\n{m}" for d, m in cats], fontsize=6, rotation=30, ha="right")
-        ax.set_ylabel("metric / threshold", fontsize=7)
-        ax.set_title(op, fontsize=9)
-        ax.tick_params(axis="y", labelsize=7)
-        plots.append({"op": op, "svg": _svg(fig), "n": len(points)})
-        plt.close(fig)
-    return plots
+    return [{"op": op, "svg": _strip_plot(op, points), "n": len(points)}
+            for op, points in report.metric_points().items()]
 
 
 def render(report: Report) -> str:

@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 
 from ..judge import compare
+from .. import jsonsafe
 from ..jsonsafe import jsonable
 from ..status import Status, parse
 
@@ -95,7 +96,7 @@ def threshold_ratio(metric: dict) -> float | None:
 # ------------------------------------------------------------------ reading and writing
 
 def dumps(rec: dict) -> str:
-    return json.dumps(jsonable(rec))
+    return jsonsafe.dumps(rec)
 
 
 def read_records(path: Path) -> list[dict]:
