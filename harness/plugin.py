@@ -276,6 +276,7 @@ class CaseSession:
             self.run = self.config.workerinput.get("aclnn_run")
             if self.run is not None:
                 self.reporting.directory = Path(self.run["report_dir"])
+                self._case_executor().warm_up()     # its zygote imports torch while this worker collects
             return
         if self.config.getoption("collectonly") or self.settings.prepare_only or not _runs_cases(self.config):
             return
@@ -327,10 +328,7 @@ class CaseSession:
         """Run one case in this process's case worker, journalled before and after."""
         if self.run is None:
             raise pytest.UsageError("case items need a run: point pytest at case files (cases/*.yaml)")
-        if self.executor is None:
-            label = self.settings.worker or "main"
-            settings = {**self.settings.backend_settings(), "dump_dir": self.reporting.dump_dir(self.properties())}
-            self.executor = CaseExecutor(settings, label)
+        executor = self._case_executor()
         case = item.case
         self.process_journal().started(case.id, item.nodeid, case.op.name)
         deadline = deadline_for(case, self.settings.case_timeout)
@@ -338,11 +336,17 @@ class CaseSession:
         ahead = (nxt, deadline_for(nxt, self.settings.case_timeout)) if nxt is not None else None
         try:   # reruns, the record (status, identity, repro, timings), the gate's verdict, the dump
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
-                                             lambda: self.executor.run(case, deadline, ahead))
+                                             lambda: executor.run(case, deadline, ahead))
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
             raise pytest.UsageError(str(e)) from None
         self.journal.finished(record)
         return record
+
+    def _case_executor(self) -> CaseExecutor:
+        if self.executor is None:
+            settings = {**self.settings.backend_settings(), "dump_dir": self.reporting.dump_dir(self.properties())}
+            self.executor = CaseExecutor(settings, self.settings.worker or "main")
+        return self.executor
 
     def process_journal(self) -> journal_mod.Journal:
         if self.journal is None:
@@ -420,10 +424,12 @@ class CaseSession:
         if not self.is_controller or self.recorder is None:
             return      # xdist workers forward reports; the controller records
         props = dict(report.user_properties)
+        if isinstance(props.get("record"), str):
+            props["record"] = json.loads(props["record"])
         record = self.reporting.record_report(
             props, report.nodeid, report.when, report.failed, _one_line(report),
             died="crashed while running" in str(report.longrepr or ""), case_of=self._case_of)
-        if record is not None and ("record" not in props or record != json.loads(props["record"])):
+        if record is not None and record is not props.get("record"):
             self.controller_journal.finished(record)      # a record the case worker did not send
 
     def pytest_sessionfinish(self, session, exitstatus):
@@ -557,7 +563,8 @@ class CaseItem(pytest.Item):
             session.cache.get(self.case, self.case.runs_numerics(session.settings.family))
             return
         record = session.run_case(self)
-        self.user_properties.append(("record", json.dumps(record, default=str)))
+        # the record travels with the report; from an xdist worker it must cross a pipe as text
+        self.user_properties.append(("record", json.dumps(record, default=str) if session.settings.worker else record))
         status = Status(record["status"])
         self.record = record
         if status is Status.SKIP:

@@ -13,10 +13,14 @@ import contextlib
 import ctypes
 import ctypes.util
 
-import torch
+from typing import TYPE_CHECKING
 
 from .. import formats
-from ..inputs.layout import TensorArg
+
+if TYPE_CHECKING:        # torch only where a tensor is moved: opening a device needs none
+    import torch
+
+    from ..inputs.layout import TensorArg
 from . import abi
 from .loader import Libraries
 from .runtime import AclCallError, recent_error
@@ -38,6 +42,7 @@ def _host_bytes(storage: torch.Tensor) -> tuple[torch.Tensor, int]:
     """The flat storage as a contiguous host tensor of a dtype every path handles (bf16 as int16)."""
     if storage.device.type != "cpu" or not storage.is_contiguous():
         raise ValueError("TensorArg.storage must be a contiguous CPU tensor")
+    import torch
     host = storage.view(torch.int16) if storage.dtype == torch.bfloat16 else storage
     return host, host.numel() * host.element_size()
 

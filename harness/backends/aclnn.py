@@ -10,14 +10,17 @@ import ctypes
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from .. import dtypes, environment, families
 from ..acl import abi, loader, runtime, setenv
 from ..acl.objects import CaseObjects
 from ..errors import HarnessConfigError
-from ..inputs import Arg
 from ..model import OpDescriptor
 from .base import BackendInfo, RunResult
+
+if TYPE_CHECKING:
+    from ..inputs import Arg
 
 SWCANN_WARNING = "SOFTWARE CANN: results are simulated, not hardware"
 DEFAULT_SW_FAMILY = "ascend910b"

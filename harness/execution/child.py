@@ -29,9 +29,6 @@ from types import SimpleNamespace
 
 from .. import backends
 from ..errors import HarnessConfigError
-from ..judge import dump
-from ..judge.cache import GoldenCache
-from ..judge.runner import run_case
 from .channel import Channel, ChannelClosed
 
 
@@ -62,6 +59,8 @@ def _recover(backend, outcome: dict) -> dict | None:
 def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[dict, dict | None]:
     """Judge one case; then, if it left the device in doubt, reset the device. With `dump_dir`
     (--dump-failures) a failing case's arrays are written there, since they live only here."""
+    from ..judge import dump                 # imported by the zygote (_preload), unless it is a probe's
+    from ..judge.runner import run_case
     capture = {} if dump_dir else None
     try:
         outcome = run_case(case, backend, backend.info.family, cache, capture=capture).to_dict()
@@ -80,7 +79,11 @@ def serve(channel: Channel) -> int:
     except HarnessConfigError as e:
         channel.send(("config_error", str(e)))
         return 3
-    cache = GoldenCache(settings["golden_cache"]) if settings.get("golden_cache") else None
+    if settings.get("golden_cache"):
+        from ..judge.cache import GoldenCache
+        cache = GoldenCache(settings["golden_cache"])
+    else:
+        cache = None
     channel.send(("ready", backend.info.as_properties()))
     while True:
         try:
@@ -133,7 +136,7 @@ def _preload() -> None:
         torch.set_num_threads(1)
 
 
-def zygote(sock_fd: int, supervisor: int) -> int:
+def zygote(sock_fd: int, supervisor: int, preload: bool = True) -> int:
     """Fork a worker per request. Requests on the socket: b"fork" with the worker's two pipe ends
     and its log file as SCM_RIGHTS descriptors (answer: its pid); b"wait PID" (answer: its exit
     code, negative for a signal, as subprocess reports it)."""
@@ -143,7 +146,8 @@ def zygote(sock_fd: int, supervisor: int) -> int:
     # Ctrl-C is for the supervisor: it stops the run (the case in flight stays MISSING, for --resume);
     # a worker killed by it would be reported as a CRASH of its case
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _preload()
+    if preload:          # a probe only opens the backend: torch and the goldens would cost it a second
+        _preload()
     sock = socket.socket(fileno=sock_fd)
     while True:
         try:
@@ -176,4 +180,4 @@ def zygote(sock_fd: int, supervisor: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(zygote(int(sys.argv[1]), int(sys.argv[2])))
+    sys.exit(zygote(int(sys.argv[1]), int(sys.argv[2]), preload=sys.argv[3:] != ["--no-preload"]))

@@ -91,14 +91,14 @@ def last_message(printed: str) -> str:
 class _Zygote:
     """The process the workers are forked from (child.zygote)."""
 
-    def __init__(self, log: Path):
+    def __init__(self, log: Path, preload: bool = True):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_import_roots() + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         ours, theirs = socket.socketpair()
         with open(log, "ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "harness.execution.child", str(theirs.fileno()),
-                                          str(os.getpid())], stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, env=env, pass_fds=(theirs.fileno(),))
+            argv = [sys.executable, "-m", "harness.execution.child", str(theirs.fileno()), str(os.getpid())]
+            self.proc = subprocess.Popen(argv + ([] if preload else ["--no-preload"]), stdin=subprocess.DEVNULL,
+                                         stdout=out, stderr=subprocess.STDOUT, env=env, pass_fds=(theirs.fileno(),))
         theirs.close()
         self.sock = ours
 
@@ -168,6 +168,12 @@ class CaseExecutor:
 
     # ------------------------------------------------------------ worker process
 
+    def warm_up(self) -> None:
+        """Start the zygote now, without waiting: it imports torch and the goldens while the
+        caller does other work (an xdist worker collects), instead of when the first case comes."""
+        if self._zygote is None:
+            self._zygote = _Zygote(self._log_dir / "zygote.log", preload=self.label != "probe")
+
     def start(self) -> dict[str, str]:
         """Start a worker and open the backend in it; its BackendInfo properties.
         A configuration error is a HarnessConfigError with the backend's one line."""
@@ -176,8 +182,7 @@ class CaseExecutor:
         to_child, from_parent = os.pipe()
         to_parent, from_child = os.pipe()
         try:
-            if self._zygote is None:
-                self._zygote = _Zygote(self._log_dir / "zygote.log")
+            self.warm_up()       # a probe (the xdist controller's start-up check) runs no case: no preload
             with open(self._log, "wb") as log:
                 self._proc = _Worker(self._zygote, self._zygote.fork(to_child, from_child, log.fileno()))
         except ChannelClosed as e:

@@ -8,7 +8,6 @@ failure is what the record shows. A skip, a known deviation that deviated, or a 
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from . import dump, identity, records, repro
@@ -43,8 +42,9 @@ def case_facts(case) -> dict:
     return {"group": case.group, "dtype": case.dtype, "kind": case.kind, "tier": case.tier}
 
 
-def record_for(case, worker_record: dict, *, nodeid: str, props: dict, attempts: list[str], root: Path) -> dict:
-    command = repro.command(nodeid, props, identity.switches(os.environ), root)
+def record_for(case, worker_record: dict, *, nodeid: str, props: dict, attempts: list[str], root: Path,
+               switches: dict[str, str]) -> dict:
+    command = repro.command(nodeid, props, switches, root)
     return records.from_outcome(worker_record, nodeid=nodeid, case_facts=case_facts(case), props=props,
                                 library_sha256=identity.library_hashes(props), repro=command, attempts=attempts,
                                 timings=worker_record.get("timings"))

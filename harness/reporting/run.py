@@ -5,7 +5,6 @@ and the end of the run. harness/plugin.py calls these from its hooks; nothing he
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +68,7 @@ class RunReporting:
         self.settings, self.root, self.argv, self.requested, self.worker = settings, Path(root), argv, requested, worker
         self.extra = extra or {}
         self.started = identity.now()
+        self.switches = identity.switches()       # read once: every record's repro line names them
         self._baseline: bl.Baseline | None = None
         self.recorder: Recorder | None = None
         self.directory: Path | None = None      # the run's report directory, once the run has one
@@ -123,7 +123,7 @@ class RunReporting:
                                         library_sha256={}, repro="")
         worker_record, attempts = execute_mod.run_with_reruns(execute, self.settings.reruns)
         record = execute_mod.record_for(case, worker_record, nodeid=nodeid, props=props, attempts=attempts,
-                                        root=self.root)
+                                        root=self.root, switches=self.switches)
         base = self.baseline(props)
         if base is not None:
             record = gate_apply([record], base)[0]
@@ -145,7 +145,8 @@ class RunReporting:
     def record_report(self, props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
                       died: bool, case_of) -> dict | None:
         """Record what one pytest report says about a case; returns the record written, if any.
-        props: the report's user properties; died: the pytest (xdist) worker running it died;
+        props: the report's user properties (its "record": the case's record, or that as JSON when it
+        came from an xdist worker); died: the pytest (xdist) worker running it died;
         case_of(nodeid) -> {case_id, op} for a case that left no record."""
         recorder = self.recorder
         if recorder is None:
@@ -154,8 +155,10 @@ class RunReporting:
         if "record" in props:
             if when != "call" and not failed:      # setup/teardown of a case already recorded
                 return None
-            record = json.loads(props["record"])
+            record = props["record"]
+            record = json.loads(record) if isinstance(record, str) else record
             if failed and not is_gate_failure(record):
+                record = dict(record)             # the case worker's record stays as it came
                 record["status"] = record["raw_status"] = Status.FAIL.value          # raised after judging
                 record["reason"] = record["error"] = one_line
                 record["outcome"] = "error"            # the pytest-era word, kept for older readers
@@ -168,7 +171,7 @@ class RunReporting:
                       "status": status.value, "raw_status": status.value, "attempts": [status.value],
                       "reason": f"{status.value}: {what}: {one_line}", "error": one_line, "outcome": "error",
                       "backend": base_props,
-                      "repro": repro.command(nodeid, base_props, identity.switches(os.environ), self.root)}
+                      "repro": repro.command(nodeid, base_props, self.switches, self.root)}
         else:
             return None
         recorder.add(record)
