@@ -3,14 +3,20 @@
 `load(name)` returns the module `golden.<name>`; every op module exposes
 OUTPUT, prepare(draw, p), golden(inputs, attrs) and torch_op(inputs, attrs).
 """
+import functools
 import importlib
 import pkgutil
 
 
+@functools.lru_cache(maxsize=None)
+def _scan():
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
+
+
 def available():
-    """Names of the op modules in this package (helpers start with '_')."""
-    return sorted(m.name for m in pkgutil.iter_modules(__path__)
-                  if not m.name.startswith("_"))
+    """Names of the op modules in this package (helpers start with '_'). The directory is read
+    once per process: load() is called for every case, and a scan cost ~0.5 ms."""
+    return list(_scan())
 
 
 def load(name):
