@@ -12,6 +12,11 @@ Prints (medians of --repeat runs, whole processes, on this machine's cores):
 Targets (issue "Fast at scale"): (1) -n 2 <= 0.65 x -n 0 and ./run suite never slower than -n 0;
 (2) <= 1.25; (3) warm <= 10 % of cold; (4) <= 10 s and < 1 GB; (5) <= 50 MB.
 A benchmark, not a test: it prints numbers and judges nothing.
+
+Read (1) with the cpu column: `-n 0` is itself two busy processes (pytest, and its case worker
+running the next case meanwhile), so on 2 cores `-n 2` has no idle core to win and can only
+add its start-up and xdist traffic. The load average is printed before and after: numbers taken
+while other work shares the cores are not comparable.
 """
 from __future__ import annotations
 
@@ -218,11 +223,15 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     global ENV
     ENV = _cann_env()
-    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; soc {args.soc}")
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; soc {args.soc}; "
+          f"load average {os.getloadavg()[0]:.2f}")
     steps = {"parallel": lambda: parallel(args.soc, args.repeat), "overhead": lambda: overhead(args.soc, args.repeat),
              "cache": golden_cache, "collection": collection, "growth": lambda: growth(args.soc)}
     for name in args.only or steps:
         steps[name]()
+    load = os.getloadavg()[0]
+    print(f"load average at the end {load:.2f}" + ("  (other work shared the cores: timings disturbed)"
+                                                   if load > 0.5 * (os.cpu_count() or 1) + 1.5 else ""))
     return 0
 
 

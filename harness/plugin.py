@@ -120,14 +120,15 @@ def pytest_xdist_auto_num_workers(config):
     """What `-n auto` (./run suite's default) means for a case run.
 
     On hardware: one worker per visible device (the one-device-per-worker rule). On the
-    software CANN and the torch backend the work is CPU-bound, and every extra pytest worker
-    pays its own start-up (torch import, case expansion, a case-worker process): measured on
-    a 2-core machine (benchmarks/bench_suite.py), the default tier ran in 17.8 s with one process
-    and 23.8 s with two, so there one process is used; with more cores, all but one of them.
+    software CANN and the torch backend the work is CPU-bound, and one pytest process already
+    keeps two cores busy: its case worker runs the next case while pytest reports the current
+    one (CaseExecutor.run). Every extra pytest worker pays its own start-up (collection, a
+    zygote importing torch) and xdist's per-item traffic, so there one pytest process per two
+    cores is used, and none at all (-n 0) below four cores or for a command line that names
+    single cases (a repro line). Measured with benchmarks/bench_suite.py; see the README.
     The harness's own tests (not a case run) keep xdist's default."""
     if not _runs_cases(config):
         return None
-    cores = os.cpu_count() or 1
     if config.getoption("backend") == "aclnn":
         from .acl import loader
         from .environment import is_software_tree
@@ -136,7 +137,10 @@ def pytest_xdist_auto_num_workers(config):
             visible = [d for d in os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").split(",") if d.strip()]
             devices = len(visible) or 1
             return 0 if devices == 1 else devices
-    return 0 if cores <= 2 else min(cores - 1, 8)
+    if any("::" in str(arg) for arg in config.args):
+        return 0
+    workers = (os.cpu_count() or 1) // 2
+    return 0 if workers < 2 else min(workers, 8)
 
 
 @pytest.hookimpl(wrapper=True)
