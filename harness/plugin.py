@@ -145,11 +145,15 @@ def pytest_xdist_auto_num_workers(config):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
-    """pytest's own tally shows a known deviation that passed as XPASS, not as a plain pass."""
+    """pytest's own tally shows a known deviation that passed as XPASS, not as a plain pass.
+    The case's record rides on its call report only: the teardown report would carry it (and
+    under xdist send it across) a second time for nothing."""
     report = yield
     record = getattr(item, "record", None)
     if call.when == "call" and report.passed and record and record["status"] == "UNEXPECTED_PASS":
         report.wasxfail = record["reason"]
+    if call.when == "call":
+        item.user_properties[:] = [p for p in item.user_properties if p[0] != "record"]
     return report
 
 
