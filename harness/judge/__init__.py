@@ -9,7 +9,7 @@ import golden
 from .. import backends, model
 from ..errors import CaseFileError
 from ..model import atk
-from . import compare
+from . import casecache, compare
 
 
 def vocabulary() -> model.Vocabulary:
@@ -24,8 +24,11 @@ def vocabulary() -> model.Vocabulary:
 
 
 def load_case_file(path):
-    """model.load with this harness's vocabulary: (OpSpec, [Case]) or CaseFileError."""
-    return model.load(path, vocabulary())
+    """model.load with this harness's vocabulary: (OpSpec, [Case]) or CaseFileError. Expanded
+    files are kept between runs (casecache.py): every pytest process collects every file."""
+    vocab = vocabulary()
+    facts = repr((vocab.goldens, tuple(vocab.standards), vocab.backends))
+    return casecache.load(path, facts, lambda p: model.load(p, vocab))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,79 @@
+"""Expanded case files kept between runs, so collection does not parse, validate and expand
+every case file again in every pytest process (each xdist worker collects everything).
+
+An entry is used only when its key matches: the file's path and bytes, the source of the case
+model (harness/model, the dtype/format/family tables) and of what the vocabulary is made of
+(the standards table, the golden module names, the backend names), and the Python version.
+Anything unreadable or mismatched is recomputed and rewritten, never used. A file that does not
+load is never cached: its error is raised again from the source each time.
+
+The entries are pickles under build/casefiles/ (like build/swcann/, output of this checkout:
+trusted as much as the checkout's own bytecode). ACLNN_CASE_CACHE=0 turns the cache off.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+_HARNESS = Path(__file__).resolve().parents[1]
+_ROOT = _HARNESS.parent
+DIRECTORY = _ROOT / "build" / "casefiles"
+_FORMAT = 1          # bump when the entry layout changes
+
+
+@functools.lru_cache(maxsize=1)
+def _code_key(vocabulary_facts: str) -> bytes:
+    h = hashlib.sha256(f"{_FORMAT} {sys.version} {vocabulary_facts}".encode())
+    sources = sorted((_HARNESS / "model").glob("*.py")) + sorted((_HARNESS / "model").glob("*.yaml"))
+    sources += [_HARNESS / n for n in ("dtypes.py", "formats.py", "families.py", "errors.py")]
+    sources += [_HARNESS / "judge" / "standards.yaml"]
+    for src in sources:
+        h.update(src.name.encode() + b"\0" + src.read_bytes())
+    return h.digest()
+
+
+def _entry(path: Path, vocabulary_facts: str) -> tuple[Path, bytes]:
+    h = hashlib.sha256(_code_key(vocabulary_facts))
+    h.update(str(path).encode() + b"\0" + path.read_bytes())
+    key = h.digest()
+    return DIRECTORY / f"{path.stem}-{key.hex()[:24]}.pickle", key
+
+
+def load(path, vocabulary_facts: str, compute):
+    """compute(path) -> (OpSpec, [Case]), or the entry a previous process stored for the same key."""
+    path = Path(path).resolve()
+    if os.environ.get("ACLNN_CASE_CACHE") == "0":
+        return compute(path)
+    try:
+        entry, key = _entry(path, vocabulary_facts)
+    except OSError:
+        return compute(path)                  # unreadable: compute() says so in its own words
+    try:
+        with open(entry, "rb") as f:
+            stored_key, value = pickle.load(f)
+        if stored_key == key:
+            return value
+    except Exception:                          # absent, truncated, damaged, or from another layout
+        pass
+    value = compute(path)
+    _store(entry, key, value)
+    return value
+
+
+def _store(entry: Path, key: bytes, value) -> None:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        for old in entry.parent.glob(f"{entry.name.rsplit('-', 1)[0]}-*.pickle"):
+            if old != entry:
+                old.unlink(missing_ok=True)   # this file's entries for older contents or code
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump((key, value), f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, entry)                # whole or absent, also with several processes at once
+    except OSError:
+        pass                                  # a read-only checkout: collection just is not cached
