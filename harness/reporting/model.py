@@ -4,6 +4,7 @@ summary.md, report.html and junit.xml are all written from a Report, so they can
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,7 @@ class Report:
 
     # ---------------------------------------------------------------- derived views
 
-    @property
+    @functools.cached_property      # asked for once per matrix cell by the writers
     def families(self) -> list[str]:
         return sorted({family_of(r) or "any" for r in self.records})
 
