@@ -65,3 +65,23 @@ def test_a_broken_file_is_never_cached(tmp_path, cache_dir):
         with pytest.raises(CaseFileError):
             load_case_file(path)
     assert not list(cache_dir.glob("*.pickle"))
+
+
+def test_a_special_or_huge_file_goes_straight_to_the_bounded_reader(tmp_path, cache_dir):
+    """Hashing reads the whole file: a FIFO would block that read forever, an oversized file would
+    be read whole. Both are left to the reader, which refuses them without reading."""
+    import os
+    import threading
+    from harness.errors import CaseFileError
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    done = []
+    t = threading.Thread(target=lambda: done.append(pytest.raises(CaseFileError, load_case_file, fifo)), daemon=True)
+    t.start()
+    t.join(10)
+    assert done, "collecting a FIFO blocked"
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * (2 << 20))
+    with pytest.raises(CaseFileError):
+        load_case_file(big)
+    assert not list(cache_dir.glob("*.pickle"))

@@ -16,9 +16,12 @@ import functools
 import hashlib
 import os
 import pickle
+import stat
 import sys
 import tempfile
 from pathlib import Path
+
+from ..model import source
 
 _HARNESS = Path(__file__).resolve().parents[1]
 _ROOT = _HARNESS.parent
@@ -37,7 +40,12 @@ def _code_key(vocabulary_facts: str) -> bytes:
     return h.digest()
 
 
-def _entry(path: Path, vocabulary_facts: str) -> tuple[Path, bytes]:
+def _entry(path: Path, vocabulary_facts: str) -> tuple[Path, bytes] | None:
+    """The entry's file and key; None for what only the bounded reader may open (a FIFO would
+    block a read here, a huge file would be read whole before the reader refuses it)."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > source.MAX_BYTES:
+        return None
     h = hashlib.sha256(_code_key(vocabulary_facts))
     h.update(str(path).encode() + b"\0" + path.read_bytes())
     key = h.digest()
@@ -50,9 +58,12 @@ def load(path, vocabulary_facts: str, compute):
     if os.environ.get("ACLNN_CASE_CACHE") == "0":
         return compute(path)
     try:
-        entry, key = _entry(path, vocabulary_facts)
+        found = _entry(path, vocabulary_facts)
     except OSError:
-        return compute(path)                  # unreadable: compute() says so in its own words
+        found = None
+    if found is None:
+        return compute(path)                  # compute() refuses it in its own words
+    entry, key = found
     try:
         with open(entry, "rb") as f:
             stored_key, value = pickle.load(f)
