@@ -13,23 +13,16 @@ touches that axis and no other. What a scenario touches is read from the case, n
 
 A rank change, a list-length change, a null or a dtype/format change touches no single axis.
 
-    python -m harness.per_axis [--cases DIR]
-
-prints the checks with their per-axis cases and the gaps; exits 1 on a gap
-(tests/test_per_axis.py).
+`python -m harness.coverage` prints the table and counts the gaps in its exit status;
+tests/test_per_axis.py fails on a gap.
 """
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import inputs
-from .judge import load_case_file
 from .model import Case, OpSpec
 
-CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 SPATIAL = ("D", "H", "W")
 
 
@@ -149,18 +142,3 @@ def render(loaded) -> str:
                 lines.append(f"| {op.name} | {cid} | {fam} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.per_axis", description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", default=str(CASES_DIR))
-    args = ap.parse_args(argv)
-    loaded = [load_case_file(p) for p in sorted(Path(args.cases).glob("*.yaml"))]
-    print(render(loaded))
-    missing = gaps(loaded)
-    for g in missing:
-        print(f"GAP: {g}")
-    return 1 if missing else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,22 +11,16 @@ applies to:
 * **at**: a case naming the check whose tensor is at most the limit and within 0.1 % of it,
   expecting status 0: a check that is off by one, or that uses a smaller bound, fails it.
 
-    python -m harness.size_limits [--cases DIR]
-
-prints each limit check with its cases and the gaps; exits 1 on a gap (tests/test_size_limits.py).
+`python -m harness.coverage` prints the table and counts the gaps in its exit status;
+tests/test_size_limits.py fails on a gap.
 """
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from .judge import load_case_file
 from .model import Case, Check, OpSpec
 
-CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 NEAR = 1e-3          # "just under": within this fraction of the limit
 
 
@@ -98,18 +92,3 @@ def render(loaded) -> str:
                 lines.append(f"| {op.name} | {cid} | {text} | {fam} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines)
 
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.size_limits", description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", default=str(CASES_DIR))
-    args = ap.parse_args(argv)
-    loaded = [load_case_file(p) for p in sorted(Path(args.cases).glob("*.yaml"))]
-    print(render(loaded))
-    missing = gaps(loaded)
-    for g in missing:
-        print(f"GAP: {g}")
-    return 1 if missing else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
