@@ -4,7 +4,9 @@ For every operator, SoC family and data dtype the family accepts (a valid case e
 there), the default tier must hold a case in every memory layout, in every value class, and a
 case whose planes span several kernel tiles while their count exceeds the AI cores of a chip
 (tail-tile and last-core bugs). Together with the phase-1 check traceability of every family
-(harness/traceability.py) these are the gaps `tests/test_coverage.py` fails on.
+(harness/traceability.py) these are the gaps `tests/test_coverage.py` fails on; the report and
+its exit status also take the size-limit (harness/size_limits.py) and per-axis
+(harness/per_axis.py) gaps, which tests/test_size_limits.py and tests/test_per_axis.py fail on.
 
     python -m harness.coverage [--out FILE] [--cases DIR]
 
@@ -19,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import traceability
+from . import per_axis, size_limits, traceability
 from .families import FAMILIES
 from .model import LAYOUTS, Case
 
@@ -70,6 +72,14 @@ def planes(case: Case) -> tuple[int, int]:
     return (math.prod(case.shape[:-k]) if plane else 0), plane
 
 
+def spans_tiles_and_cores(case: Case) -> bool:
+    """Planes over one tile with a partial last tile (odd width), more of them than AI cores
+    and a partial last round: where tail-tile and last-core bugs show."""
+    count, plane = planes(case)
+    return (count > AI_CORES and count % AI_CORES != 0 and plane > TILE_ELEMENTS
+            and plane % TILE_ELEMENTS != 0 and case.shape[-1] % 2 == 1)
+
+
 def _layouts(case: Case) -> set[str]:
     return set(case.layouts.values())
 
@@ -100,8 +110,9 @@ def _dtype_gaps(op: str, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
     for lay in LAYOUTS:
         if lay not in seen_layouts:
             out.append(Gap(op, fam, dt, f"with a tensor in {lay} memory"))
-    if not any(p > AI_CORES and e > TILE_ELEMENTS for p, e in map(planes, cases)):
-        out.append(Gap(op, fam, dt, f"with more than {AI_CORES} planes of more than {TILE_ELEMENTS} elements"))
+    if not any(spans_tiles_and_cores(c) for c in cases):
+        out.append(Gap(op, fam, dt, f"with more than {AI_CORES} planes (not a multiple of {AI_CORES}) of more "
+                                    f"than {TILE_ELEMENTS} elements (not a multiple of it, odd width)"))
     if (op, fam, dt, "values") not in EXEMPT:
         names = {c.values.name for c in cases}
         for cls, dists in (INT_CLASSES if _is_int(dt) else FLOAT_CLASSES).items():
@@ -131,6 +142,11 @@ def render(loaded: traceability.Loaded) -> str:
     lines += ["", "## Coverage gaps", ""] + ([f"- {g}" for g in missing] or ["- none"])
     lines += ["", "## Exemptions", ""] + [f"- {' '.join(k)}: {why}" for k, why in EXEMPT.items()]
     lines += ["", traceability.render(loaded, FAMILIES)]
+    lines += ["", "## Size limits (section B): real-sized cases over and at each limit", "",
+              size_limits.render(loaded)]
+    lines += ["", "## Each axis on its own: cases offending on one axis only", "", per_axis.render(loaded)]
+    extra = [str(g) for g in size_limits.gaps(loaded) + per_axis.gaps(loaded)]
+    lines += ["", "## Size-limit and per-axis gaps", ""] + ([f"- {g}" for g in extra] or ["- none"])
     return "\n".join(lines) + "\n"
 
 
@@ -146,7 +162,8 @@ def main(argv=None) -> int:
         Path(args.out).write_text(text)
     else:
         sys.stdout.write(text)
-    missing = gaps(loaded) + traceability.gaps(loaded, families=FAMILIES)
+    missing = (gaps(loaded) + traceability.gaps(loaded, families=FAMILIES) + size_limits.gaps(loaded)
+               + per_axis.gaps(loaded))
     if missing:
         print(f"{len(missing)} coverage gap(s); see the report", file=sys.stderr)
     return 1 if missing else 0

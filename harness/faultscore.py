@@ -13,6 +13,8 @@ classifies every case that did not pass:
     WRONG_CHECK  the expected status, raised by another check; detail = the expected check
     RUNTIME      phase 2 or the stream sync failed; detail = the status code (507015)
     OUTSIDE_VIEW the library wrote into the gaps of a strided output
+    LAUNCH       an empty input made phase 2 launch a kernel (it must return early); read from
+                 the library's launch counter (`launches` in the record)
     NUMERIC      the comparison against the golden failed; evidence = the comparator's metrics
     SLOW         passed, but phase 2 + sync took >= SLOW_RATIO times as long as in the clean
                  baseline run (and at least SLOW_FLOOR_S): the one class a single suite run does
@@ -50,6 +52,7 @@ RUN_TIMEOUT_S = 300     # one pytest run; a hang of the harness itself must not 
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 _CHECK_IN_REASON = re.compile(r"\[(B[\w.]+)\]")
+_LAUNCHED_ON_EMPTY = re.compile(r"^empty .*: phase 2 launched \d+ kernel")
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,8 @@ FAULTS: tuple[Fault, ...] = (
           "RUNTIME", "507015", "the kernel's scratch block is freed before the kernel reads it"),
     Fault("write_past_end", "resource", AVG, "avg_pool2d and layouts and strided",
           "OUTSIDE_VIEW", None, "every row of gradInput is stored one element too long"),
+    Fault("empty_launches", "resource", MP3, "max_pool3d and empty_batch",
+          "LAUNCH", None, "an empty input still launches a kernel (the early return is missing)"),
     # ---- run-level
     Fault("phase2_segv", "run-level", MP3, "max_pool3d and windows_exact and float32 and contiguous-uniform",
           "CRASH", "SIGSEGV", "phase 2 touches an invalid address"),
@@ -168,6 +173,8 @@ def classify(record: dict, baseline: dict | None = None) -> Finding:
         return Finding(cid, "STATUS", _check_of(record), reason[:300])
     if "but raised by" in reason:
         return Finding(cid, "WRONG_CHECK", _check_of(record), reason[:300])
+    if _LAUNCHED_ON_EMPTY.search(reason):
+        return Finding(cid, "LAUNCH", None, reason[:300])
     code = record.get("sync_status") or record.get("phase2_status")
     if code:        # a runtime error of phase 2 or the sync, whatever words the reason uses
         return Finding(cid, "RUNTIME", str(code), reason[:300])

@@ -369,3 +369,21 @@ def test_full_soc_name_reaches_family(swcann_root, soc_name, family):
     """, {"ASCEND_HOME_PATH": swcann_root, "SWCANN_SOC": soc_name})
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.strip().splitlines()[-1]) == [soc_name, family]
+
+
+# ------------------------------------------------------------------ kernel launches
+
+@needs_swcann
+def test_launches_are_counted_and_empty_inputs_launch_none(backend, mp2d_cases):
+    """The software CANN's launch counter: one kernel per phase 2 of a real case, none for an
+    empty input; without the counter (a real CANN) the count is None, never 0."""
+    case = _valid_base(mp2d_cases)
+    assert backend.run(case.op.descriptor, _args(case)).launches == 1
+    empty = next(c for c in mp2d_cases if c.group == "empty_batch" and c.status.get(FAMILY) == 0)
+    assert backend.run(empty.op.descriptor, _args(empty)).launches == 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(backend, "_launch_counter", None)
+        assert backend.run(empty.op.descriptor, _args(empty)).launches is None
+        out = runner.run_case(empty, backend, FAMILY)
+        assert out.outcome == "passed" and out.launches_note.startswith("launch count not observable")
+    assert backend.after_case() == []

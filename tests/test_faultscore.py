@@ -52,6 +52,8 @@ def _record(status="FAIL", **kw):
     (_record(reason="gradInput: the library wrote outside the output view (strided gaps changed)"), "OUTSIDE_VIEW", None),
     (_record(reason="gradInput: FAIL x", verdict={"passed": False, "standard": "bit_exact", "summary": "FAIL"}),
      "NUMERIC", "bit_exact"),
+    (_record(reason="empty self, gradOutput: phase 2 launched 1 kernel, expected none (empty inputs return early)",
+             phase2_status=0, sync_status=0, launches=1), "LAUNCH", None),
     (_record(reason="something new"), "FAIL", None),
     (_record("PASS", launch_s=0.001), "PASS", None),
 ])

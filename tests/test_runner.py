@@ -186,6 +186,37 @@ def test_empty_case_must_report_workspace_0(cases):
     assert out.outcome == "failed" and "workspace 1024, expected 0" in out.reason
 
 
+class Launching(Tampering):
+    """Reports `launches` kernels per phase 2 (None: a backend that cannot count them)."""
+
+    def __init__(self, launches):
+        super().__init__()
+        self.launches = launches
+
+    def run(self, c, args):
+        result = super().run(c, args)
+        result.launches = self.launches
+        return result
+
+
+def test_empty_case_must_launch_nothing(cases):
+    case = replace(cases["contiguous"], shape=(0, 3, 6, 6), name="basic[empty]")
+    out = run_case(case, Launching(0), "ascend910b")
+    assert out.outcome == "passed" and out.launches == 0 and not out.launches_note
+    out = run_case(case, Launching(1), "ascend910b")
+    assert out.outcome == "failed" and "launched 1 kernel, expected none" in out.reason
+    # a non-empty case may launch what it needs
+    assert run_case(cases["contiguous"], Launching(3), "ascend910b").outcome == "passed"
+
+
+def test_uncountable_launches_are_recorded_not_passed_silently(cases):
+    case = replace(cases["contiguous"], shape=(0, 3, 6, 6), name="basic[empty]")
+    out = run_case(case, Launching(None), "ascend910b")
+    assert out.outcome == "passed" and out.launches is None
+    assert out.to_dict()["launches_note"].startswith("launch count not observable")
+    assert not run_case(cases["contiguous"], Launching(None), "ascend910b").launches_note
+
+
 def test_real_sized_shape_is_a_descriptor_without_memory(cases):
     """A size-limit scenario (2^31+ elements) gets a tiny storage, negative dims and dtypes torch
     cannot hold are expressible, and nothing the size of the shape is allocated."""

@@ -97,7 +97,7 @@ def test_exports_only_api(root):
     expected = {
         "libacl_rt.so": {"aclInit", "aclFinalize", "aclGetRecentErrMsg", "aclrtSetDevice",
                            "aclrtMalloc", "aclrtMemcpy", "aclrtSynchronizeStream", "aclrtGetSocName",
-                           "swcannGetStats", "swcannInjectFault", "swcannVersion"},
+                           "swcannGetStats", "swcannInjectFault", "swcannVersion", "swcannGetKernelLaunches"},
         "libnnopbase.so": {"aclCreateTensor", "aclDestroyTensor", "aclCreateIntArray", "aclGetViewShape",
                            "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclnnInit"},
         "libopapi_nn.so": ops,

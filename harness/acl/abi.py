@@ -118,6 +118,8 @@ PROTOTYPES = {
         # software CANN extensions: their presence is what marks a library as simulated
         "swcannGetStats": _fn(c_int32, _P_I64, _P_I64, _P_I64, optional=True),
         "swcannInjectFault": _fn(c_int32, c_char_p, c_int32, optional=True),
+        # kernels launched since aclInit; a real CANN counts them only in profiler files (msprof)
+        "swcannGetKernelLaunches": _fn(_ERR, _P_U64, optional=True),
         "swcannVersion": _fn(c_char_p, optional=True),
     },
     "nnopbase": {

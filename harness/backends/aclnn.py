@@ -82,6 +82,9 @@ class AclnnBackend:
         self._entry_points: dict[str, tuple] = {}
         self._pending_problems: list[str] = []
         self._baseline = self._live_counts() if software else None
+        # optional: a real CANN has no in-process launch counter (its profiler writes files), so
+        # on one every RunResult.launches stays None and the runner records "not observable"
+        self._launch_counter = getattr(libs.runtime, "swcannGetKernelLaunches", None)
 
     # ------------------------------------------------------------ contract
 
@@ -140,6 +143,7 @@ class AclnnBackend:
             except runtime.AclCallError:
                 objs.unused_executor(executor.value)
                 raise
+        launches_before = self._launches()
         t0 = time.perf_counter()
         p2 = phase2(workspace, workspace_size.value, executor, self.session.stream)
         ran_workspace = workspace_size.value
@@ -147,6 +151,8 @@ class AclnnBackend:
         sync = rt.aclrtSynchronizeStream(self.session.stream)   # also surfaces asynchronous kernel errors
         timings["phase2"] = time.perf_counter() - t0             # launch + stream sync
         launch_s = timings["phase2"]
+        launches_after = self._launches()
+        launches = None if launches_before is None or launches_after is None else launches_after - launches_before
         if sync != 0:
             messages.append(runtime.recent_error(libs))
         if p2 == 0 and sync == 0:
@@ -154,7 +160,7 @@ class AclnnBackend:
                 objs.download(dev, outputs[name].storage)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
         return RunResult(status, message, p2, sync, outputs, timings, workspace_size=ran_workspace,
-                         launch_s=launch_s)
+                         launch_s=launch_s, launches=launches)
 
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []
@@ -218,6 +224,16 @@ class AclnnBackend:
         allocs, nbytes, objects = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
         self.libs.runtime.swcannGetStats(ctypes.byref(allocs), ctypes.byref(nbytes), ctypes.byref(objects))
         return allocs.value, nbytes.value, objects.value
+
+    def _launches(self) -> int | None:
+        """Kernels launched by this process so far, or None where the library cannot say."""
+        if self._launch_counter is None:
+            return None
+        count = ctypes.c_uint64()
+        if self._launch_counter(ctypes.byref(count)) != 0:
+            runtime.recent_error(self.libs)     # drained: it must not be read as the case's message
+            return None
+        return count.value
 
     @staticmethod
     def _acl_dtype(arg: Arg) -> int:

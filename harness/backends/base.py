@@ -21,6 +21,8 @@ class RunResult:
     not_run: str = ""                     # why phase 2 was deliberately not run after a successful phase 1
     workspace_size: int | None = None     # phase 1's *workspaceSize when it succeeded
     launch_s: float | None = None         # wall time of phase 2 + stream sync; None when not run
+    launches: int | None = None           # kernels launched by phase 2 (+ sync); None: not run, or the
+                                          # library offers no launch counter (a real CANN: profiler only)
 
     @property
     def runtime_failed(self) -> bool:

@@ -32,6 +32,8 @@ class Outcome:
     check: str | None = None
     duration_s: float = 0.0
     launch_s: float | None = None     # phase 2 + sync wall time (the kernel's share of duration_s)
+    launches: int | None = None       # kernels launched by phase 2 (+ sync), where the backend can count them
+    launches_note: str = ""           # set on an empty case whose launches could not be counted
     timings: dict = field(default_factory=dict)   # seconds: inputs, golden, run (phase1, phase2), compare
     backend: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
@@ -137,7 +139,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
                              if p.output and p.name in result.outputs}
     out.status, out.message = result.status, result.message
     out.phase2_status, out.sync_status = result.phase2_status, result.sync_status
-    out.launch_s = result.launch_s
+    out.launch_s, out.launches = result.launch_s, result.launches
     if out.problems:
         return _fail(out, "; ".join(out.problems))
     if out.expected_status is not None and result.status != out.expected_status:
@@ -148,7 +150,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         if not named or named.group(1) != case.check:
             return _fail(out, f"status {result.status} as expected, but raised by "
                               f"{named.group(1) if named else 'an unnamed check'} instead of {case.check}: {result.message}")
-    broken = _status0_promise(case, result, inputs)
+    broken = _status0_promise(case, result, inputs, out)
     if broken:
         return _fail(out, broken)
     if not numerics:
@@ -167,9 +169,14 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     return out
 
 
-def _status0_promise(case: Case, result, inputs: dict) -> str | None:
+LAUNCHES_NOT_OBSERVABLE = "launch count not observable: the backend offers no kernel-launch counter"
+
+
+def _status0_promise(case: Case, result, inputs: dict, out: Outcome) -> str | None:
     """What a status-0 phase 1 promises: phase 2 and the stream sync succeed; with an empty input,
-    the workspace is 0 (spec B: empty tensors return early). None when kept (or not applicable)."""
+    the workspace is 0 and nothing is launched (spec B: empty tensors return early). None when
+    kept (or not applicable). Where launches cannot be counted (a real CANN), `out.launches_note`
+    says so in the record instead of that half passing silently."""
     if result.status != 0:
         return None
     if result.not_run:
@@ -180,8 +187,15 @@ def _status0_promise(case: Case, result, inputs: dict) -> str | None:
         return (f"phase 1 returned 0 but phase 2 status {result.phase2_status}, stream sync "
                 f"{result.sync_status}: {result.message}")
     empty = [n for n, t in inputs.items() if isinstance(t, torch.Tensor) and t.numel() == 0]
-    if empty and result.workspace_size:
+    if not empty:
+        return None
+    if result.workspace_size:
         return f"empty {', '.join(empty)}: phase 1 returned workspace {result.workspace_size}, expected 0"
+    if result.launches is None:
+        out.launches_note = LAUNCHES_NOT_OBSERVABLE
+    elif result.launches:
+        return (f"empty {', '.join(empty)}: phase 2 launched {result.launches} kernel"
+                f"{'s' if result.launches != 1 else ''}, expected none (empty inputs return early)")
     return None
 
 

@@ -14,7 +14,7 @@ import yaml
 from ..errors import CaseFileError
 from . import distributions, source
 from .expand import MAX_CASES, Where, expand_invalid, expand_matrix
-from .spec import Check, OpSpec, Param
+from .spec import Check, Limit, OpSpec, Param
 from .vocabulary import Vocabulary
 
 _SCHEMA_PATH = Path(__file__).with_name("schema.yaml")
@@ -62,7 +62,8 @@ def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
 def _checks(w: Where, doc, fams) -> tuple[Check, ...]:
     checks = tuple(Check(c["id"], c["what"], w.families(f"checks.{i}.families", c.get("families", fams)),
                          None if c.get("status") is None else w.status_value(f"checks.{i}.status", c["status"]),
-                         c.get("untestable"))
+                         c.get("untestable"), Limit(**c["limit"]) if c.get("limit") else None,
+                         tuple(c.get("axes") or ()))
                    for i, c in enumerate(doc.get("checks") or []))
     ids = [c.id for c in checks]
     dup = {x for x in ids if ids.count(x) > 1}
@@ -81,6 +82,9 @@ def _op_spec(path, doc, vocab: Vocabulary) -> OpSpec:
     if doc["golden"] not in vocab.goldens:
         raise w.error(f"unknown golden {doc['golden']!r}; available goldens: {', '.join(vocab.goldens)}", "golden")
     checks = _checks(w, doc, fams)
+    for i, chk in enumerate(checks):
+        if chk.limit and chk.limit.tensor not in {p.name for p in params if p.type == "tensor"}:
+            raise w.error(f"limit names {chk.limit.tensor!r}, which is not a tensor parameter", f"checks.{i}.limit.tensor")
     for fmt in doc.get("channel_last_formats", []):
         w.format("channel_last_formats", fmt)
     input_attrs = []

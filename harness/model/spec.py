@@ -26,12 +26,28 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Limit:
+    """A size limit of a check: prod(tensor.shape[-dims:]) <= max."""
+    tensor: str
+    dims: int
+    max: int
+
+    def product(self, shape) -> int:
+        out = 1
+        for d in tuple(shape)[-self.dims:]:
+            out *= d
+        return out
+
+
+@dataclass(frozen=True)
 class Check:
     id: str
     what: str
     families: tuple[str, ...]
     status: int | None
     untestable: str | None
+    limit: Limit | None = None
+    axes: tuple[str, ...] = ()      # axes the check examines one by one (N, C, D, H, W)
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,10 @@ ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
  * (tensors, int/bool/float arrays, scalars, executors). Returns 0. */
 ACL_FUNC_VISIBILITY int32_t swcannGetStats(int64_t *liveAllocs, int64_t *liveBytes,
                                            int64_t *liveObjects);
+/* Kernels launched by this process since aclInit (the in-process analogue of a profiler's
+ * task count; a real CANN reports that only through msprof/aclprof result files).
+ * 100001 before aclInit, 100000 for a null pointer. */
+ACL_FUNC_VISIBILITY aclError swcannGetKernelLaunches(uint64_t *launches);
 /* One-shot fault: site "phase2", "sync" or "malloc"; code 0 clears. Unknown site -> nonzero. */
 ACL_FUNC_VISIBILITY int32_t swcannInjectFault(const char *site, int32_t code);
 ACL_FUNC_VISIBILITY const char *swcannVersion(void);

@@ -42,6 +42,7 @@ static const char *const k_names[] = {
     "leak_cast_tensor",       /* adaptive_max_pool2d_backward.c: INT32 cast of indices leaked */
     "use_after_free",         /* pool_kernels.c: scratch block freed before the kernel reads it */
     "write_past_end",         /* max_unpool3d_backward.c: one element stored past the view */
+    "empty_launches",         /* common.c: an empty input still launches a kernel (no early return) */
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 #define MAX_ITEMS 32

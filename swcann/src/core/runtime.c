@@ -56,6 +56,31 @@ ACL_FUNC_VISIBILITY int32_t swcannGetStats(int64_t *liveAllocs, int64_t *liveByt
     return 0;
 }
 
+/* Kernels launched by this process since aclInit, as a profiler counts tasks (msprof /
+ * aclprof on hardware, read from its result files there, never in-process): a case reads it
+ * before and after its phase 2 + sync. Like aclprof, it needs an initialised runtime. */
+static uint64_t g_launches;
+
+static void core_count_launch(void *stream)
+{
+    (void)stream;
+    pthread_mutex_lock(&g_lock);
+    g_launches++;
+    pthread_mutex_unlock(&g_lock);
+}
+
+ACL_FUNC_VISIBILITY aclError swcannGetKernelLaunches(uint64_t *launches)
+{
+    aclError e = rt_need_init("swcannGetKernelLaunches");
+    if (e) return e;
+    if (!launches)
+        return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "swcannGetKernelLaunches: launches is null");
+    pthread_mutex_lock(&g_lock);
+    *launches = g_launches;
+    pthread_mutex_unlock(&g_lock);
+    return ACL_SUCCESS;
+}
+
 ACL_FUNC_VISIBILITY int32_t swcannInjectFault(const char *site, int32_t code)
 {
     static const char *names[SWC_FAULT_N] = {"phase2", "sync", "malloc"};
@@ -101,6 +126,7 @@ static const swc_core k_core = {
     .deterministic = core_deterministic,
     .fault_on = faults_on,
     .fault_phase2 = faults_phase2,
+    .count_launch = core_count_launch,
 };
 
 SWC_API const swc_core *swcannCoreApi(uint32_t abi) { return abi == SWC_CORE_ABI ? &k_core : NULL; }

@@ -351,7 +351,12 @@ static int run_adapter(struct aclOpExecutor *e, void *ws, uint64_t wsSize, void 
 {
     (void)wsSize;
     job_head *h = e->payload;
-    if (h->empty) return ACLNN_SUCCESS;
+    if (h->empty) {
+        /* fault empty_launches: the early return is missing and a kernel is launched over no
+         * data (harmless to memory, visible to a profiler, and a wasted launch per call) */
+        if (job_bug(h, "empty_launches")) core()->count_launch(stream);
+        return ACLNN_SUCCESS;
+    }
     if (h->reject[0]) {
         /* tiling rejected the config but the L0 wrapper discarded the status at
          * phase 1 (spec B.2 "kernel-level"): undefined on hardware; modelled as an
@@ -371,6 +376,7 @@ static int run_adapter(struct aclOpExecutor *e, void *ws, uint64_t wsSize, void 
         memset(ws, 0x5A, e->workspace < 64 ? e->workspace : 64); /* the kernel uses it */
     }
     if (check_tensors(h, e->api, stream) != 0) return ACLNN_SUCCESS;
+    core()->count_launch(stream);
     return h->kernel(e, h, ws, stream);
 }
 

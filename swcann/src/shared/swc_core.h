@@ -57,6 +57,9 @@ typedef struct swc_core {
     int (*fault_on)(const char *name, const char *api, int64_t numel);
     /* run-level faults at a phase-2 launch; may not return; 1: the kernel must not run */
     int (*fault_phase2)(const char *api, int64_t numel, void *stream);
+    /* one kernel launched onto a (resolved) stream: what a profiler's task count sees
+     * (read back through swcannGetKernelLaunches) */
+    void (*count_launch)(void *stream);
 } swc_core;
 
 SWC_API const swc_core *swcannCoreApi(uint32_t abi);

@@ -1,0 +1,144 @@
+"""Each axis of each check on its own: a check that compares shapes or validates a per-axis
+attribute must be hit through every axis alone, or a check that looks at one axis only passes.
+
+A check with `axes:` in its case file (e.g. `axes: [N, C, H, W]` for a shape comparison,
+`axes: [D, H, W]` for padding <= kernel/2) needs, on every family it applies to and for every
+axis named, an invalid case naming the check, expecting the check's status there, whose change
+touches that axis and no other. What a scenario touches is read from the case, not declared:
+
+* a tensor shape change of the same rank: the dimensions that differ from the prepared base
+  shape, named from the end (W, H, D for the op's spatial rank, then C, then N);
+* an attribute list change: the positions whose value differs from the base's once both are
+  expanded to one value per spatial axis (a length-1 list applies to every axis).
+
+A rank change, a list-length change, a null or a dtype/format change touches no single axis.
+
+`python -m harness.coverage` prints the table and counts the gaps in its exit status;
+tests/test_per_axis.py fails on a gap.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import inputs
+from .model import Case, OpSpec
+
+SPATIAL = ("D", "H", "W")
+
+
+@dataclass(frozen=True)
+class AxisGap:
+    op: str
+    check: str
+    family: str
+    axis: str
+
+    def __str__(self) -> str:
+        return (f"{self.op} {self.check} on {self.family}: no case offends on {self.axis} alone "
+                f"(expecting the check's status)")
+
+
+def spatial_rank(op: OpSpec) -> int:
+    """2 for the 2-D pools, 3 for the 3-D ones (the op names say which)."""
+    return 3 if "3d" in op.name.lower() else 2
+
+
+def dim_names(op: OpSpec, rank: int) -> tuple[str, ...]:
+    """Axis names of a tensor of `rank` dimensions: spatial last, then C, then N. The leading
+    dim of an unbatched tensor is C for the pools but N for MaxUnpool3d's (N,D,H,W): "?", never
+    counted as either."""
+    s = spatial_rank(op)
+    if rank == s + 2:
+        return ("N", "C") + SPATIAL[-s:]
+    return ("?",) + SPATIAL[-s:] if rank == s + 1 else ()
+
+
+def _per_axis(op: OpSpec, value) -> tuple | None:
+    """An attribute list as one value per spatial axis, or None when it is not per-axis."""
+    s = spatial_rank(op)
+    if not isinstance(value, (list, tuple)):
+        return None
+    if len(value) == 1:
+        return tuple(value) * s
+    return tuple(value) if len(value) == s else None
+
+
+class _BaseShapes:
+    """Prepared (pre-mutation) tensor shapes of invalid cases, cached per base configuration."""
+
+    def __init__(self):
+        self._seen: dict[tuple, dict[str, tuple[int, ...]]] = {}
+
+    def __call__(self, case: Case) -> dict[str, tuple[int, ...]]:
+        key = (case.op.name, case.group, case.shape, case.dtype, case.index_dtype, repr(sorted(case.attrs.items())),
+               repr(sorted(case.formats.items())))
+        if key not in self._seen:
+            prepared = inputs.prepare(case)
+            shapes = {k: tuple(v.shape) for k, v in prepared.items() if hasattr(v, "shape")}
+            out_shape = shapes.get(case.op.output_like, tuple(case.shape))
+            shapes.update({p.name: out_shape for p in case.op.params if p.output and p.type == "tensor"})
+            self._seen[key] = shapes
+        return self._seen[key]
+
+
+def touched(case: Case, base_shapes) -> frozenset[str] | None:
+    """The axes an invalid case's change touches; None when some change is not per-axis."""
+    m = case.mutation
+    if m is None or m.null:
+        return None
+    axes: set[str] = set()
+    for name, change in m.tensors.items():
+        if "shape" not in change:
+            continue
+        before, after = base_shapes(case).get(name), tuple(change["shape"])
+        if before is None or len(before) != len(after):
+            return None
+        names = dim_names(case.op, len(after))
+        if not names:
+            return None
+        axes |= {names[i] for i, (a, b) in enumerate(zip(before, after)) if a != b}
+    for name, value in m.attrs.items():
+        before, after = _per_axis(case.op, case.attrs.get(name)), _per_axis(case.op, value)
+        if before is None or after is None:
+            if isinstance(value, (list, tuple)):
+                return None
+            continue            # a scalar attribute (ceilMode, divisorOverride) is no axis
+        axes |= {SPATIAL[-spatial_rank(case.op):][i] for i, (a, b) in enumerate(zip(before, after)) if a != b}
+    return frozenset(axes)
+
+
+def table(op: OpSpec, cases: list[Case], base_shapes=None) -> dict[str, dict[str, dict[str, list[Case]]]]:
+    """check id -> family -> axis -> cases offending on that axis alone (checks with `axes`)."""
+    base_shapes = base_shapes or _BaseShapes()
+    out = {}
+    for chk in op.checks:
+        if not chk.axes or chk.untestable:
+            continue
+        named = [c for c in cases if c.kind == "invalid" and c.check == chk.id]
+        single = {c.id: touched(c, base_shapes) for c in named}
+        per = out.setdefault(chk.id, {})
+        for fam in chk.families:
+            per[fam] = {axis: [c for c in named if fam in c.families and c.expected_status(fam) == chk.status
+                               and single[c.id] == frozenset({axis})] for axis in chk.axes}
+    return out
+
+
+def gaps(loaded) -> list[AxisGap]:
+    base_shapes = _BaseShapes()
+    return [AxisGap(op.name, cid, fam, axis)
+            for op, cases in loaded for cid, per in table(op, cases, base_shapes).items()
+            for fam, by_axis in per.items() for axis, found in by_axis.items() if not found]
+
+
+def render(loaded) -> str:
+    base_shapes = _BaseShapes()
+    lines = ["| op | check | family | " + " | ".join(("N", "C") + SPATIAL) + " |", "|---|---|---|" + "---|" * 5]
+    for op, cases in loaded:
+        for cid, per in table(op, cases, base_shapes).items():
+            for fam, by_axis in per.items():
+                cells = [("**NO CASE**" if not by_axis[a] else ", ".join(c.name.split("[", 1)[1].rstrip("]")
+                                                                          for c in by_axis[a]))
+                         if a in by_axis else "" for a in ("N", "C") + SPATIAL]
+                lines.append(f"| {op.name} | {cid} | {fam} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+

@@ -1,0 +1,60 @@
+"""Every section-B size limit has a real-sized case over it and one just under it on every
+family it applies to, and the checker notices when either goes missing."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from harness import size_limits, traceability
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    return traceability.load_all()
+
+
+def test_every_size_limit_is_tested_on_both_sides(loaded):
+    missing = size_limits.gaps(loaded)
+    assert not missing, "size limits without a case:\n" + "\n".join(map(str, missing))
+
+
+def test_every_size_limit_check_declares_its_limit(loaded):
+    """A check whose text is a size bound (INT32_MAX, 2^24, ...) must say so in `limit:`,
+    else the gap test above could not see it."""
+    bound = re.compile(r"INT32_MAX|INT64_MAX|2\^\d+|2147483647|16777216")
+    limited = {(op.name, c.id) for op, _ in loaded for c in op.checks if c.limit}
+    worded = {(op.name, c.id) for op, _ in loaded for c in op.checks if bound.search(c.what) and not c.untestable}
+    assert worded <= limited, f"size-limit checks without limit: {sorted(worded - limited)}"
+    assert len(limited) >= 2
+
+
+def _drop(loaded, name):
+    return [(op, [c for c in cases if not c.name.endswith(f"[{name}]")]) for op, cases in loaded]
+
+
+def test_a_removed_case_is_a_gap(loaded):
+    found = {(g.op, g.check, g.family, g.side) for g in size_limits.gaps(_drop(loaded, "B11-int32-plane-at-limit"))}
+    assert found == {("AdaptiveMaxPool2dBackward", "B11", f, "at") for f in ("ascend910b", "ascend910_93")}
+    found = {(g.side, g.check) for g in size_limits.gaps(_drop(loaded, "B28-int32-volume-real"))}
+    assert found == {("over", "B28")}
+
+
+def test_an_empty_stand_in_is_not_a_real_sized_case(loaded):
+    """N = 0 keeps a case small, but an early return on empty input would pass it: not 'over'."""
+    op, cases = next((op, cs) for op, cs in loaded if op.name == "MaxPool3dWithArgmaxBackward")
+    chk = next(c for c in op.checks if c.id == "B28")
+    empty = next(c for c in cases if c.name.endswith("[B28-int32-volume]"))
+    assert size_limits.sides(chk, op, empty, "ascend910b") == set()
+    real = next(c for c in cases if c.name.endswith("[B28-int32-volume-real]"))
+    assert size_limits.sides(chk, op, real, "ascend910b") == {"over"}
+    # a bound that is off by one: the at-limit case is then over it and no longer counts as "at"
+    tighter = dataclasses.replace(chk, limit=dataclasses.replace(chk.limit, max=2048 * 1024 * 1023 - 1))
+    at = next(c for c in cases if c.name.endswith("[B28-int32-volume-at-limit]"))
+    assert size_limits.sides(tighter, op, at, "ascend910b") == set()
+
+
+def test_the_table_names_the_cases(loaded):
+    text = size_limits.render(loaded)
+    assert "| AdaptiveMaxPool2dBackward | B11 |" in text and "NO CASE" not in text
