@@ -332,10 +332,10 @@ def summary(scores: list[Score], problems: list[str]) -> tuple[bool, list[str]]:
              f"({sum(s.detected for s in scores)} detected)"]
     for s in scores:
         for w in s.wrong[:3]:
-            lines.append(f"MISCLASSIFIED {s.fault.key}: {w.case_id} is {w.cls}"
+            lines.append(f"MISCLASSIFIED {s.fault.name}: {w.case_id} is {w.cls}"
                          + (f"({w.detail})" if w.detail else "") + f", expected {_expected(s.fault)}: {w.evidence[:200]}")
         if not s.detected:
-            lines.append(f"UNDETECTED {s.fault.key}: {len(s.findings)} case(s) passed" + (f"; {s.error}" if s.error else ""))
+            lines.append(f"UNDETECTED {s.fault.name}: {len(s.findings)} case(s) passed" + (f"; {s.error}" if s.error else ""))
     lines += [f"BASELINE {p}" for p in problems]
     return good == len(scores) and not problems, lines
 
