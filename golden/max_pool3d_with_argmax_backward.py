@@ -59,8 +59,5 @@ INFO = _opinfo.max_pool_info(
             "dilation_accepted_without_kernel", "G.5", _opinfo.A2A3 + ("ascend950",),
             "the API accepts any dilation > 0, but no kernel supports dilation != 1",
             no_case="undefined behaviour (policy 2): dilation != 1 is neither a valid case nor a status"),
-        _opinfo.ImplDeviation(
-            "empty_grad_leaves_grad_input", "C (Empty tensors), G.8", _opinfo.A2A3 + ("ascend950",),
-            "an empty gradOutput with a non-empty self returns success and leaves gradInput unwritten",
-            no_case="no documented result to assert: PyTorch's forward rejects such a configuration"),
+        _opinfo.empty_grad_unwritten("C (Empty tensors), G.8", "PyTorch's forward rejects such a configuration"),
     ))
