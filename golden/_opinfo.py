@@ -44,6 +44,26 @@ class Forward:
     index_dtype: torch.dtype | None = None      # indices' dtype when the case names none
 
 
+A2A3 = ("ascend910b", "ascend910_93")
+ALL_FAMILIES = A2A3 + ("ascend950", "ascend910", "ascend310p")
+
+
+@dataclass(frozen=True)
+class ImplDeviation:
+    """A place where the spec (sections C and G) says the real library departs from the documented
+    (PyTorch) semantics: README policy 4, a finding, never a golden rule. Either `groups` names the
+    `dev_*` case groups that assert the documented semantics and so fail on a library with the
+    deviation (the software CANN models it under SWCANN_DEVIATIONS=1, on `families` only), or
+    `no_case` says why nothing can expose it (undefined behaviour, policy 2; or below every
+    tolerance). tests/test_deviations.py holds the two together."""
+    name: str
+    spec: str                          # the spec sections that document it, e.g. "C.4, G.8"
+    families: tuple[str, ...]          # where the source says it occurs
+    what: str
+    groups: tuple[str, ...] = ()       # dev_* groups of the op's case file that expose it
+    no_case: str | None = None         # why it has no case
+
+
 @dataclass(frozen=True)
 class OpInfo:
     # (random.Random) -> (p, tags): a random valid configuration and the features it exercises
@@ -62,6 +82,8 @@ class OpInfo:
     mutants: dict[str, Callable] = field(default_factory=dict)
     # zero-argument checks of the spec's documented examples and corner cases
     examples: tuple[Callable, ...] = ()
+    # every documented implementation deviation (spec C and G), with the cases that expose it
+    deviations: tuple[ImplDeviation, ...] = ()
 
 
 # ------------------------------------------------------------------ shared by the max pools
@@ -177,9 +199,26 @@ def scatter_op_info(golden_fn, **fields) -> OpInfo:
     return OpInfo(mutants=scatter_mutants(golden_fn), **fields)
 
 
-def max_pool_info(nsp, golden_fn, reference, rank_tags, examples) -> OpInfo:
+# The A2/A3 Scatter template (non-overlapping windows) stores each gradient instead of adding it
+# (MaxPool2d/MaxPool3d spec C "Duplicates"; AdaptiveMaxPool2d's divisible path uses it too).
+SCATTER_LAST_WRITER_WINS = ImplDeviation(
+    "scatter_last_writer_wins", "C (Duplicates)", A2A3,
+    "non-overlapping windows: the Scatter template stores each gradient (last writer wins) instead of summing",
+    no_case="forward-generated indices never coincide when windows do not overlap; coinciding "
+            "indices there are artificial, implementation-dependent input (spec C: 'only use indices "
+            "produced by a real forward pass'; policy 2)")
+
+
+def empty_grad_unwritten(spec: str, why: str) -> ImplDeviation:
+    """The scatter ops' empty gradOutput with a non-empty self: success, gradInput never written."""
+    return ImplDeviation("empty_grad_leaves_grad_input", spec, A2A3 + ("ascend950",),
+                         "an empty gradOutput with a non-empty self returns success and leaves gradInput unwritten",
+                         no_case=f"no documented result to assert: {why}")
+
+
+def max_pool_info(nsp, golden_fn, reference, rank_tags, examples, deviations=()) -> OpInfo:
     """OpInfo of the windowed n-D max pools: everything but the reference and examples is shared."""
     return scatter_op_info(golden_fn, gen_config=lambda rng: gen_max_pool(rng, nsp),
                            required_tags=MAX_POOL_TAGS | frozenset(rank_tags), reference=reference,
                            autograd=max_pool_autograd(nsp), forward=max_pool_checked_forward(nsp),
-                           examples=tuple(examples))
+                           examples=tuple(examples), deviations=(SCATTER_LAST_WRITER_WINS,) + tuple(deviations))

@@ -115,4 +115,24 @@ def _repo_example():
 INFO = _opinfo.scatter_op_info(
     golden, gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
     required_tags=frozenset({"rank3", "rank4", "divisible", "non-divisible", "output>input"}),
-    examples=(_repo_example,))
+    examples=(_repo_example,),
+    deviations=(
+        _opinfo.ImplDeviation(
+            "dtype_accumulation_950", "C (Accumulation), F", ("ascend950",),
+            "the 950 SIMT kernel adds coinciding fp16/bf16 gradients in the tensor dtype, not in fp32",
+            groups=("dev_half_accumulation_950",)),
+        _opinfo.ImplDeviation(
+            "scatter_last_writer_wins", "G.7 (divisible -> MaxPool3DGradWithArgmax)", _opinfo.A2A3,
+            "the divisible path's Scatter template stores each gradient (last writer wins)",
+            no_case="divisible adaptive windows do not overlap, so forward-generated indices never coincide"),
+        _opinfo.ImplDeviation(
+            "beyond_2p24_silently_wrong", "G.7, 'The 2^24 limit'", _opinfo.A2A3,
+            "non-divisible planes of more than 2^24 elements: float32 index decomposition, silently wrong",
+            no_case="outside the documented input domain (DOC:239-240 limits such planes to 2^24); "
+                    "at_2p24_a2 (slow) asserts the documented semantics at the limit"),
+        _opinfo.ImplDeviation(
+            "no_deterministic_switch_a2a3", "C (Determinism), G.12", _opinfo.A2A3,
+            "overlapping windows use fp32 atomic adds with no deterministic mode, despite DOC:237",
+            no_case="only the fp32 summation order varies, which every tolerance allows; no golden can tell"),
+        _opinfo.empty_grad_unwritten("C (Empty tensors), G.5", "PyTorch rejects an empty gradOutput plane"),
+    ))

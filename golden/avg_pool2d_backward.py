@@ -253,4 +253,44 @@ INFO = _opinfo.OpInfo(
               functools.partial(_global_pool_with_padding_matches_spec, True, 0.01),
               functools.partial(_global_pool_with_padding_matches_spec, False, 0.015625),
               _ceil_mode_pool_size_matches_spec),
+    deviations=(
+        _opinfo.ImplDeviation(
+            "cube_ceil_divisor", "C.3 deviation 1, G.9", ("ascend910", "ascend310p"),
+            "cube path, countIncludePad, no divisor, ceil mode: the divisor is always kH*kW",
+            groups=("dev_cube_ceil_divisor", "dev_cube_ceil_divisor_k3", "dev_cube_ceil_divisor_fp32")),
+        _opinfo.ImplDeviation(
+            "cube_divisor_255_ignored", "C.3 deviation 2, G.9", ("ascend910", "ascend310p"),
+            "cube path, divisorOverride +-255 without countIncludePad: the real-element count is used",
+            groups=("dev_cube_divisor_255", "dev_cube_divisor_255_fp32")),
+        _opinfo.ImplDeviation(
+            "global_ignores_padding", "C.4, G.8", _opinfo.ALL_FAMILIES,
+            "global-average-pool path ignores padding, stride and countIncludePad",
+            groups=("dev_global_padding",)),
+        _opinfo.ImplDeviation(
+            "global_fp16_divisor_overflow", "C.4, G.8", _opinfo.ALL_FAMILIES,
+            "FP16 compute on the global path stores H*W as an FP16 constant: +inf at H*W >= 65520",
+            groups=("dev_global_fp16_divisor", "dev_global_fp16_divisor_boundary", "dev_global_fp16_divisor_fp32")),
+        _opinfo.ImplDeviation(
+            "global_fp16_divisor_inexact", "C.4, G.8", _opinfo.ALL_FAMILIES,
+            "the FP16 divisor constant H*W is inexact above 2048 (51*51 = 2601 becomes 2600)",
+            no_case="rounding H*W to FP16 changes the result by at most half an FP16 ulp (2^-11 relative), "
+                    "within every FP16 standard; FP32 input reaches it only through cubeMathType 1/2, "
+                    "whose FP16 compute is exposed by dev_global_fp16_divisor_fp32"),
+        _opinfo.ImplDeviation(
+            "fp32_down_precision_is_fp16", "C.7, G.7", _opinfo.A2A3 + ("ascend950",),
+            "cubeMathType 1 (documented HF32 on A2/A3 and the 950 global path) computes in FP16",
+            groups=("dev_global_fp32_down_precision",)),
+        _opinfo.ImplDeviation(
+            "divisor_narrowed_to_int32", "G.6", ("ascend950",),
+            "divisorOverride is unchecked on 950 and narrowed to int32",
+            groups=("dev_divisor_int32_950",)),
+        _opinfo.ImplDeviation(
+            "stride_null_dereferenced", "G.2", _opinfo.A2A3 + ("ascend950",),
+            "stride = nullptr passes the checks but is dereferenced on the 950 and 910B/93 3-D paths",
+            no_case="a crash is undefined behaviour (policy 2): at most a robustness case"),
+        _opinfo.ImplDeviation(
+            "empty_success_unwritten", "G.5", _opinfo.ALL_FAMILIES,
+            "empty tensors succeed with nothing written (DOC: empty tensors unsupported)",
+            no_case="no documented result to assert; the status-0 cases check the launch"),
+    ),
 )

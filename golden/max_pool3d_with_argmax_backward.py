@@ -52,4 +52,12 @@ def _doc_example():
     assert got[6] == float(torch.tensor(0.4757)) and torch.count_nonzero(got) == 1
 
 
-INFO = _opinfo.max_pool_info(3, golden, _reference_loop, {"rank4", "rank5"}, (_doc_example,))
+INFO = _opinfo.max_pool_info(
+    3, golden, _reference_loop, {"rank4", "rank5"}, (_doc_example,),
+    deviations=(
+        _opinfo.ImplDeviation(
+            "dilation_accepted_without_kernel", "G.5", _opinfo.A2A3 + ("ascend950",),
+            "the API accepts any dilation > 0, but no kernel supports dilation != 1",
+            no_case="undefined behaviour (policy 2): dilation != 1 is neither a valid case nor a status"),
+        _opinfo.empty_grad_unwritten("C (Empty tensors), G.8", "PyTorch's forward rejects such a configuration"),
+    ))

@@ -152,4 +152,9 @@ INFO = _opinfo.OpInfo(
     examples=(functools.partial(_rejects_inconsistent_config, [4, 4, 4], [1, 1, 1], (1, 1, 2, 2, 2)),
               functools.partial(_rejects_inconsistent_config, [5, 4, 4], [2, 2, 2], (1, 3, 2, 2)),
               functools.partial(_rejects_inconsistent_config, [1, 4, 4], [2, 2, 2], (1, 1, 1, 2, 2))),
+    deviations=(_opinfo.ImplDeviation(
+        "out_of_range_indices_unchecked", "C (Out-of-range indices), G.9",
+        _opinfo.A2A3 + ("ascend950", "ascend910"),
+        "indices outside the output volume are not checked (PyTorch raises); the 950 kernel reads garbage",
+        no_case="undefined device behaviour (policy 2): cases use indices in range only"),),
 )

@@ -51,6 +51,20 @@ def test_every_atk_case_is_a_case_or_a_reasoned_skip(path):
 
 
 @needs_atk
+def test_a_case_file_atk_deviation_marks_only_its_families_and_dtypes():
+    """AdaptiveMaxPool2d's case file declares the 950 kernel's tensor-dtype accumulation for its
+    ATK cases: an expected failure on 950 for fp16/bf16, a plain case elsewhere."""
+    op = "AdaptiveMaxPool2dBackward"
+    cases = [c for c in load_atk_file(ATK_DIR / f"{op}.json", CASES) if not c.skip]
+    half = next(c for c in cases if c.dtype == "float16")
+    fp32 = next(c for c in cases if c.dtype == "float32")
+    assert "tensor dtype" in half.deviation_on("aclnn", "ascend950").reason
+    assert half.deviation_on("aclnn", "ascend910b") is None and half.deviation_on("aclnn") is None
+    assert fp32.deviation_on("aclnn", "ascend950") is None
+    assert half.deviation_on("torch", "ascend910b") is not None        # torch's own, every family
+
+
+@needs_atk
 def test_standards_follow_the_standard_field():
     want = {"MaxPool2dWithIndicesBackward": "single_bm_high_performance", "MaxPool3dWithArgmaxBackward": "mere_mare",
             "AdaptiveMaxPool2dBackward": "single_bm_high_precision", "AvgPool2dBackward": "single_bm_high_precision",

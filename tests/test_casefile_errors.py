@@ -65,6 +65,10 @@ MISTAKES = [
     ("unknown-dtype", lambda d: _matrix(d).update(dtype=["float33"]), "basic", "matrix.dtype", "unknown dtype 'float33'"),
     ("unknown-index-dtype", lambda d: _matrix(d).update(index_dtype=["int23"]), "basic", "matrix.index_dtype", "int23"),
     ("unknown-family", lambda d: d["groups"][0].update(families=["ascend999"]), "basic", "families", "ascend999"),
+    ("deviation-unknown-family", lambda d: d["groups"][0].update(deviations=[
+        {"backend": "aclnn", "families": ["ascend95"], "reason": "r"}]), "basic", "deviations.0.families", "ascend95"),
+    ("atk-deviation-unknown-backend", lambda d: d.update(atk_deviations=[{"backend": "npu", "reason": "r"}]),
+     None, "atk_deviations.0.backend", "unknown backend 'npu'"),
     ("unknown-golden", lambda d: d.update(golden="no_such_golden"), None, "golden", "no_such_golden"),
     ("attr-not-in-signature", lambda d: _matrix(d)["attrs"][0].update(groups=2), "basic", "matrix.attrs.0.groups", "unknown attribute"),
     ("missing-attr", lambda d: _matrix(d)["attrs"][0].pop("ceilMode"), "basic", "matrix.attrs.0.ceilMode", "missing attribute"),

@@ -66,7 +66,7 @@ def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod
                   backend=info.as_properties())
     try:
         out = _judge(case, backend, family, out, cache, capture)
-        deviation = case.deviation_on(info.backend)
+        deviation = case.deviation_on(info.backend, family)
         if deviation and out.outcome in ("failed", "passed"):
             # A known deviation of this backend: a failure is expected and reported as such.
             out.reason = f"known {info.backend} deviation: {deviation.reason}" + (f" | {out.reason}" if out.reason else "")

@@ -256,7 +256,7 @@ def _case(path: Path, op: OpSpec, raw: dict, statuses: dict, vocab: Vocabulary) 
         return Case(name=name, shape=shape, dtype=dtype, index_dtype=index_dtype, attrs=attrs, values=values,
                     status={f: s for f, s in status.items() if f in op.families}, standard=standard,
                     tier="slow" if largest > SLOW_ELEMENTS else "default", note="; ".join(notes) or None,
-                    drawn_shapes=drawn, deviations=(TORCH_HALF,) if ex.sums else (),
+                    drawn_shapes=drawn, deviations=((TORCH_HALF,) if ex.sums else ()) + op.atk_deviations,
                     **{k: v for k, v in base.items() if k != "standard"})
     except _Skip as e:
         return _skipped(base, cid, str(e))

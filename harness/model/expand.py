@@ -190,14 +190,15 @@ class Where:
             raise self.error(f"{name} must fit a C double, got an integer of {len(str(abs(v)))} digits", where)
         return v
 
-    def deviations(self, g) -> tuple[Deviation, ...]:
+    def deviations(self, g, fld: str = "deviations") -> tuple[Deviation, ...]:
         out = []
         for i, d in enumerate(g.get("deviations") or []):
             if d["backend"] not in self.vocab.backends:
                 raise self.error(f"unknown backend {d['backend']!r}; valid: {', '.join(self.vocab.backends)}",
-                                 f"deviations.{i}.backend")
-            dts = tuple(self.dtype(f"deviations.{i}.dtype", x) for x in d.get("dtype", []))
-            out.append(Deviation(d["backend"], dts, d["reason"]))
+                                 f"{fld}.{i}.backend")
+            dts = tuple(self.dtype(f"{fld}.{i}.dtype", x) for x in d.get("dtype", []))
+            fams = self.families(f"{fld}.{i}.families", d["families"]) if "families" in d else ()
+            out.append(Deviation(d["backend"], dts, d["reason"], tuple(fams)))
         return tuple(out)
 
 

@@ -73,6 +73,7 @@ class OpSpec:
     checks: tuple[Check, ...]
     path: str
     input_attrs: tuple[Param, ...] = ()   # shape the inputs (e.g. adaptive outputSize), not passed to the API
+    atk_deviations: tuple["Deviation", ...] = ()  # known backend deviations of the op's ATK cases
 
     @property
     def descriptor(self) -> OpDescriptor:
@@ -98,9 +99,11 @@ class Deviation:
     backend: str
     dtypes: tuple[str, ...]     # empty: every dtype
     reason: str
+    families: tuple[str, ...] = ()  # empty: every family (a hardware deviation names its families)
 
-    def matches(self, backend: str, dtype: str) -> bool:
-        return backend == self.backend and (not self.dtypes or dtype in self.dtypes)
+    def matches(self, backend: str, dtype: str, family: str | None = None) -> bool:
+        return (backend == self.backend and (not self.dtypes or dtype in self.dtypes)
+                and (not self.families or family in self.families))
 
 
 @dataclass(frozen=True)
@@ -138,8 +141,8 @@ class Case:
     drawn_shapes: dict | None = field(default=None, hash=False, compare=False)
     skip: str | None = None   # why the case cannot run as written (kept as a skipped item, never dropped)
 
-    def deviation_on(self, backend: str) -> Deviation | None:
-        return next((d for d in self.deviations if d.matches(backend, self.dtype)), None)
+    def deviation_on(self, backend: str, family: str | None = None) -> Deviation | None:
+        return next((d for d in self.deviations if d.matches(backend, self.dtype, family)), None)
 
     @property
     def id(self) -> str:

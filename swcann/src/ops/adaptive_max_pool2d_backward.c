@@ -83,8 +83,12 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
             free(strides);
         }
     }
-    if (is_regbase(&x)) j->mode = ACC_DTYPE; /* 950 SIMT: atomic adds in the tensor dtype (spec C) */
-    else if (via_maxpool3d && j->h.deviations) j->mode = ACC_LWW; /* k == s: non-overlap scatter */
+    /* Default = the documented semantics (an exact sum, one rounding). SWCANN_DEVIATIONS=1: the
+     * 950 SIMT kernel's atomic adds in the tensor dtype (spec C, "Accumulation"), and the A2/A3
+     * divisible path's plain-store scatter (k == s: last writer wins, unobservable with forward
+     * indices, which never coincide there) */
+    if (is_regbase(&x) && j->h.deviations) j->mode = ACC_DTYPE;
+    else if (via_maxpool3d && j->h.deviations) j->mode = ACC_LWW;
     else j->mode = ACC_FP32;
     if (!empty) {
         if (has_neg_dim(self) || has_neg_dim(gradOutput))

@@ -48,8 +48,8 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
     scatter_job *j = (scatter_job *)h;
     if (!scratch_alive(h, e, stream)) return ACLNN_SUCCESS;
     /* fault acc_storage_dtype: the fp16/bf16 overlap path sums in the tensor dtype although
-     * phase 1 sized the fp32 workspace for it */
-    int mode = h->acc_ws_off && job_bug(h, "acc_storage_dtype") ? ACC_DTYPE : j->mode;
+     * phase 1 sized the fp32 workspace for it (or the kernel has an fp32 buffer for it) */
+    int mode = (h->acc_ws_off || j->fp32_acc) && job_bug(h, "acc_storage_dtype") ? ACC_DTYPE : j->mode;
     int drop_nan = job_bug(h, "scatter_drops_nan"); /* a max-style compare that loses NaN */
     lt5 go = lt_make(&h->t[0], j->ax), ix = lt_make(&h->t[1], j->ax), gi = lt_make(&h->t[2], j->ax);
     int64_t N = gi.n[0], C = gi.n[1], P = gi.n[2] * gi.n[3] * gi.n[4];

@@ -23,7 +23,7 @@ int max_pool_begin(opctx *x, const char *api, const aclTensor *gradOutput, const
 
 /* ---- max-scatter: t[0]=gradOutput, t[1]=indices, t[2]=gradInput, t[3]=self ---- */
 enum { ACC_FP32 = 0,   /* fp32 accumulation, one rounding at the end */
-       ACC_DTYPE = 1,  /* AdaptiveMaxPool2d on 950: atomic adds in the tensor dtype */
+       ACC_DTYPE = 1,  /* deviation: AdaptiveMaxPool2d on 950, atomic adds in the tensor dtype */
        ACC_LWW = 2 };  /* deviation: A2/A3 Scatter template, plain stores */
 
 typedef struct {
@@ -31,6 +31,8 @@ typedef struct {
     int ax[5];        /* logical (N,C,D,H,W) -> view dim, the same for all three tensors */
     int mode;
     int idx_cast_i32; /* Adaptive: INT64 indices are cast to INT32 first */
+    int fp32_acc;     /* fp16/bf16 coinciding gradients summed in an on-chip fp32 buffer (no
+                       * user workspace: the 950 max-pool kernels); fault acc_storage_dtype */
 } scatter_job;
 
 /* Workspace: the system workspace plus, when acc_elems > 0, an fp32 accumulator of that
