@@ -256,3 +256,35 @@ def test_a_case_sent_ahead_keeps_its_own_verdict_and_deadline(tmp_path, monkeypa
     assert waited < DEADLINE_S + 2.0, waited
     # the rerun of b ran on the fresh worker after the hang: its record says so, in the worker's order
     assert seq[3]["recovered_from"]["cause"] == "TIMEOUT" and seq[3]["recovered_from"]["case_id"] == hanging.id
+
+
+def test_a_crash_sent_ahead_is_told_with_its_own_output_while_pytest_lags(tmp_path, monkeypatch):
+    """The worker may finish a case, start the one sent ahead and crash in it before the
+    supervisor reads the first answer (pytest was busy reporting). The crash's output must
+    still be that case's: the worker says where each case's output starts."""
+    from harness.execution import channel as channel_mod
+    from harness.execution.supervisor import CaseExecutor
+    from harness.judge import load_case_file
+
+    _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4,)))
+    a = next(c for c in cases if c.group == "before")
+    crashing = next(c for c in cases if c.group == "f289")
+    monkeypatch.setenv("SWCANN_FAULTS", _faults(f289="phase2_segv"))
+    real_ready = channel_mod.Channel.ready
+
+    def lagging_ready(self, timeout):
+        time.sleep(1.0)                      # the worker runs ahead meanwhile
+        return real_ready(self, timeout)
+
+    executor = CaseExecutor({"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
+                             "deterministic": False, "worker": None})
+    try:
+        executor.start()
+        monkeypatch.setattr(channel_mod.Channel, "ready", lagging_ready)
+        first = executor.run(a, 60, ahead=(crashing, 60))
+        crashed = executor.run(crashing, 60)
+    finally:
+        executor.close()
+    assert first["status"] == "PASS" and crashed["status"] == "CRASH"
+    assert "injected by SWCANN_FAULTS" in crashed["last_error"], crashed["last_error"]
+    assert "Fatal Python error" in crashed["stack"]

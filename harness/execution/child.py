@@ -13,7 +13,8 @@ thread is blocked inside a C call, where no Python code can run.
 
 Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case, dump_dir)* and
 ("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
-("done", outcome, recovery, golden-cache use) per case.
+("done", outcome, recovery, golden-cache use, log size) per case. The log size is where the next
+case's output starts: the supervisor may already have sent that case, so only the worker knows.
 """
 from __future__ import annotations
 
@@ -95,11 +96,21 @@ def serve(channel: Channel) -> int:
         outcome, recovery = run_one(backend, message[1], cache, message[2])
         # the golden cache's use in this worker so far; plain data (this module runs as __main__)
         stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
-        channel.send(("done", outcome, recovery, stats))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        channel.send(("done", outcome, recovery, stats, _log_size()))
         if recovery and not recovery["ok"]:
             return 2                 # a device this process cannot reset: let a fresh process try
     backend.close()
     return 0
+
+
+def _log_size() -> int:
+    """The size of this worker's log (its stdout and stderr, fd 1 and 2, are that file)."""
+    try:
+        return os.fstat(2).st_size
+    except OSError:
+        return 0
 
 
 def _die_with_parent() -> None:

@@ -337,10 +337,10 @@ class CaseExecutor:
             record = (self._timed_out(head.case, head.deadline_s, head.log_offset, duration) if not answered
                       else self._crashed(head.case, head.log_offset, duration))
             return record                          # _reap emptied the queue with its worker
+        _, outcome, recovery, self._cache_current, log_end = reply
         self._queue.pop(0)
-        if self._queue:                            # the worker starts the next case now
-            self._queue[0].started, self._queue[0].log_offset = now, self._log_size()
-        _, outcome, recovery, self._cache_current = reply
+        if self._queue:             # the worker went on with the next case; its output starts at log_end
+            self._queue[0].started, self._queue[0].log_offset = now, log_end
         return self._finished(head.case, outcome, recovery)
 
     @property
