@@ -26,7 +26,7 @@ from .errors import CaseFileError, HarnessConfigError
 from .execution import journal as journal_mod
 from .execution.deadline import deadline_for
 from .execution.rundir import RunDir
-from .execution.supervisor import CaseExecutor
+from .execution.supervisor import LOOKAHEAD, CaseExecutor
 from .judge import load_atk_file, load_case_file
 from .model import Case, atk
 from .reporting.gate import is_gate_failure
@@ -141,6 +141,34 @@ def pytest_xdist_auto_num_workers(config):
         return 0
     workers = (os.cpu_count() or 1) // 2
     return 0 if workers < 2 else min(workers, 8)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A case item's protocol, leaner than pytest's own: its case runs in the case worker, has no
+    fixtures and prints nothing here, so the setup and teardown phases (fixture stack, output
+    capture, hook wrappers around each phase) have nothing to do and are reported as passed
+    without running them. The call phase (pytest_runtest_call, which plugins wrap) and every
+    report go through the usual hooks, so terminal output, -x, junitxml, xdist, other plugins and
+    our records see what they always see. It also notes
+    the cases that come next, which are sent to the case worker ahead."""
+    if not isinstance(item, CaseItem):
+        return None
+    item.config.stash[_SESSION].note_upcoming(item, nextitem)
+    ihook = item.ihook
+    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reraise = (pytest.exit.Exception,) if item.config.getoption("usepdb", False) else \
+        (pytest.exit.Exception, KeyboardInterrupt)
+    for when in ("setup", "call", "teardown"):
+        if when == "call":
+            call = pytest.CallInfo.from_call(lambda: ihook.pytest_runtest_call(item=item), when="call",
+                                             reraise=reraise)
+            report = ihook.pytest_runtest_makereport(item=item, call=call)
+        else:
+            report = pytest.TestReport.from_item_and_call(item, pytest.CallInfo.from_call(lambda: None, when=when))
+        ihook.pytest_runtest_logreport(report=report)
+    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
 
 
 @pytest.hookimpl(wrapper=True)
@@ -262,7 +290,8 @@ class CaseSession:
         self.executor: CaseExecutor | None = None
         self.journal: journal_mod.Journal | None = None
         self.controller_journal: journal_mod.Journal | None = None
-        self._next_item = None                # the item after the running one (pytest_runtest_protocol)
+        self.upcoming: list = []              # cases pytest runs next (pytest_runtest_protocol)
+        self._position: dict[str, int] | None = None
         # --prepare-only fills the cache in this process (no device, no case worker); a run uses
         # it in its case workers, which report their hits and misses (executor.cache_stats)
         self.cache = _prepare_only_cache(settings) if settings.prepare_only else None
@@ -340,8 +369,7 @@ class CaseSession:
         case = item.case
         self.process_journal().started(case.id, item.nodeid, case.op.name)
         deadline = deadline_for(case, self.settings.case_timeout)
-        nxt = getattr(self._next_item, "case", None)          # sent ahead: see CaseExecutor.run
-        ahead = (nxt, deadline_for(nxt, self.settings.case_timeout)) if nxt is not None else None
+        ahead = [(c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming]  # CaseExecutor.run
         try:   # reruns, the record (status, identity, repro, timings), the gate's verdict, the dump
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
                                              lambda: executor.run(case, deadline, ahead))
@@ -349,6 +377,19 @@ class CaseSession:
             raise pytest.UsageError(str(e)) from None
         self.journal.finished(record)
         return record
+
+    def note_upcoming(self, item, nextitem) -> None:
+        """The cases pytest runs after `item`: in one process, the next few of the session's items;
+        under xdist only `nextitem` is known (the controller deals out the rest as it goes)."""
+        if self.settings.worker is not None or nextitem is None:
+            self.upcoming = [nextitem.case] if isinstance(nextitem, CaseItem) else []
+            return
+        items = item.session.items
+        if self._position is None:
+            self._position = {it.nodeid: i for i, it in enumerate(items)}
+        i = self._position.get(item.nodeid, -1)
+        following = items[i + 1:i + 1 + LOOKAHEAD] if i >= 0 and items[i + 1:i + 2] == [nextitem] else [nextitem]
+        self.upcoming = [it.case for it in following if isinstance(it, CaseItem)]
 
     def _case_executor(self) -> CaseExecutor:
         if self.executor is None:
@@ -364,11 +405,6 @@ class CaseSession:
 
     # ------------------------------------------------------------ hooks
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item, nextitem):
-        """Only notes the item pytest runs after this one (xdist knows it too): its case is sent to
-        the case worker ahead. Returns None, so pytest's own protocol runs the item."""
-        self._next_item = nextitem
 
     def pytest_sessionstart(self, session):
         if self.recorder is None:

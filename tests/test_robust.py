@@ -238,12 +238,12 @@ def test_a_case_sent_ahead_keeps_its_own_verdict_and_deadline(tmp_path, monkeypa
     a, b, c, d = regular[:4]
     try:
         executor.start()
-        seq = [executor.run(a, 60, ahead=(crashing, 60)),        # the crash happens after a's answer
-               executor.run(crashing, 60, ahead=(b, 60)),        # b was never sent: the worker is gone
-               executor.run(b, 60, ahead=(hanging, DEADLINE_S)),
-               executor.run(b, 60, ahead=(hanging, DEADLINE_S))]  # a rerun of b: behind the hang
+        seq = [executor.run(a, 60, ahead=[(crashing, 60)]),        # the crash happens after a's answer
+               executor.run(crashing, 60, ahead=[(b, 60)]),        # b was never sent: the worker is gone
+               executor.run(b, 60, ahead=[(hanging, DEADLINE_S)]),
+               executor.run(b, 60, ahead=[(hanging, DEADLINE_S)])]  # a rerun of b: behind the hang
         started = time.monotonic()
-        seq += [executor.run(hanging, DEADLINE_S, ahead=(c, 60)), executor.run(c, 60, ahead=(d, 60)),
+        seq += [executor.run(hanging, DEADLINE_S, ahead=[(c, 60)]), executor.run(c, 60, ahead=[(d, 60)]),
                 executor.run(d, 60)]
         waited = time.monotonic() - started
     finally:
@@ -281,7 +281,7 @@ def test_a_crash_sent_ahead_is_told_with_its_own_output_while_pytest_lags(tmp_pa
     try:
         executor.start()
         monkeypatch.setattr(channel_mod.Channel, "ready", lagging_ready)
-        first = executor.run(a, 60, ahead=(crashing, 60))
+        first = executor.run(a, 60, ahead=[(crashing, 60)])
         crashed = executor.run(crashing, 60)
     finally:
         executor.close()

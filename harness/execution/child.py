@@ -191,4 +191,7 @@ def zygote(sock_fd: int, supervisor: int, preload: bool = True) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(zygote(int(sys.argv[1]), int(sys.argv[2]), preload=sys.argv[3:] != ["--no-preload"]))
+    code = zygote(int(sys.argv[1]), int(sys.argv[2]), preload=sys.argv[3:] != ["--no-preload"])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)          # nothing to clean up: skip tearing down torch (the supervisor waits for this)

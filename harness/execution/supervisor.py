@@ -51,7 +51,8 @@ class _Sent:
     log_offset: int = 0
 
 
-LOOKAHEAD = 1      # cases sent ahead of the one pytest is running (see CaseExecutor.run)
+LOOKAHEAD = 4      # cases sent ahead of the one pytest is running (see CaseExecutor.run): a few,
+                   # so a run of short cases (invalid ones take ~0.2 ms) does not leave the worker idle
 
 
 class DeviceLost(Exception):
@@ -275,12 +276,13 @@ class CaseExecutor:
 
     # ------------------------------------------------------------ one case
 
-    def run(self, case, deadline_s: float, ahead=None) -> dict:
+    def run(self, case, deadline_s: float, ahead=()) -> dict:
         """Run `case` in the worker; its record (every record carries `status`).
 
-        `ahead` (case, deadline) is the case pytest will ask for next: it is sent now, so the worker
-        starts it the moment it answers `case` and works while this process reports `case` (pytest's
-        per-test machinery and the worker's case then overlap instead of taking turns)."""
+        `ahead` [(case, deadline)] are the cases pytest will ask for next: up to LOOKAHEAD are sent
+        now, so the worker starts the next the moment it answers `case` and works while this
+        process reports `case` (pytest's per-test machinery and the worker's cases then overlap
+        instead of taking turns)."""
         if self.lost:
             return self._record(case, Status.MISSING, f"not run: {self.lost}")
         if case.id in self._early:
@@ -294,8 +296,8 @@ class CaseExecutor:
             if not self._send(case, deadline_s):
                 self._queue.append(_Sent(case, deadline_s, time.monotonic(), self._log_size()))
                 return self._await_head()        # the pipe is closed: its worker is gone, a CRASH
-        if ahead is not None:
-            self._send_ahead(*ahead)
+        for nxt, nxt_deadline in ahead:
+            self._send_ahead(nxt, nxt_deadline)
         while True:
             head = self._queue[0]
             record = self._await_head()
