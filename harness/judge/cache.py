@@ -4,9 +4,14 @@ The key is a hash of the expanded case (everything that shapes its inputs: op, s
 shape, dtypes, attributes, distribution, scenario changes, the case id its seeds come
 from), the sources of its golden module and of the input drawing code, and the torch and
 numpy versions. A changed case, golden or library therefore never reuses old data.
-Each entry is `<key>.pt` plus `<key>.json` (sha256 of the data, what it holds);
+Each entry is `<key>.bin` (a JSON header and the tensors' raw bytes, no pickle: a cache filled
+on another host can hold data, never code) plus `<key>.json` (the data's size and CRC-32, what it
+holds);
 `manifest.jsonl` lists every entry written. An entry whose data does not match its
-sha256, or that does not load, is reported, recomputed and replaced, never used.
+size and CRC-32, or that does not load, is reported, recomputed and replaced, never used. The
+checksum is there for damage (a torn copy, a bad disk, an edited byte): it sits beside the data,
+so like any checksum stored there it proves nothing against someone who rewrites both. CRC-32
+rather than SHA-256: a warm run reads every entry, and hashing was most of its time.
 
 TTK's prepare/replay has no such manifest; this is the same two-stage workflow done
 safely: `--prepare-only` fills the cache on a host without a device, a device host only
@@ -18,7 +23,9 @@ import functools
 import hashlib
 import json
 import os
+import struct
 import sys
+import zlib
 import tempfile
 import time
 from dataclasses import dataclass
@@ -29,7 +36,7 @@ import torch
 
 import golden as golden_pkg
 
-from .. import inputs as inputs_mod
+from .. import dtypes, inputs as inputs_mod
 from ..inputs import preparation as prepare_mod, values as values_mod
 from ..model import Case
 
@@ -80,14 +87,6 @@ def case_key(case: Case) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _atomic_write(path: Path, write) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -111,7 +110,7 @@ class GoldenCache:
 
     def paths(self, key: str) -> tuple[Path, Path]:
         sub = self.dir / key[:2]
-        return sub / f"{key}.pt", sub / f"{key}.json"
+        return sub / f"{key}.bin", sub / f"{key}.json"
 
     def get(self, case: Case, numerics: bool) -> Materials:
         """An entry without a golden serves only callers that need none (a status-only run);
@@ -134,10 +133,12 @@ class GoldenCache:
             info = json.loads(meta.read_text())
             if info.get("key") != key:
                 raise ValueError("entry names another key")
-            if _sha256(data) != info.get("sha256"):
-                raise ValueError("data does not match its sha256")
-            blob = torch.load(data, weights_only=True)
-            return Materials(blob["prepared"], blob["expected"])
+            if info.get("format") != _FORMAT:
+                raise ValueError(f"entry format {info.get('format')!r}, this harness reads {_FORMAT!r}")
+            raw = _read_whole(data)
+            if len(raw) != info.get("bytes") or zlib.crc32(raw) != info.get("crc32"):
+                raise ValueError("data does not match its size and CRC-32")
+            return _decode(raw)
         except Exception as e:   # any damage: recompute, never use
             self.rejected.append(f"{case.id}: cache entry {data.name} unusable ({type(e).__name__}: {e}); recomputed")
             return None
@@ -145,13 +146,67 @@ class GoldenCache:
     def _store(self, key: str, case: Case, materials: Materials) -> None:
         data, meta = self.paths(key)
         data.parent.mkdir(exist_ok=True)
-        _atomic_write(data, lambda f: torch.save({"prepared": materials.prepared, "expected": materials.expected}, f))
-        info = {"key": key, "case_id": case.id, "sha256": _sha256(data), "bytes": data.stat().st_size,
+        raw = _encode(materials)
+        _atomic_write(data, lambda f: f.write(raw))
+        info = {"key": key, "case_id": case.id, "format": _FORMAT,
+                "crc32": zlib.crc32(raw), "bytes": len(raw),
                 "golden": case.op.golden, "numerics": materials.expected is not None, "created": time.time(),
                 "torch": torch.__version__, "numpy": np.__version__}
         _atomic_write(meta, lambda f: f.write(json.dumps(info).encode()))
         with (self.dir / "manifest.jsonl").open("a") as f:   # one short line per write: appends do not interleave
             f.write(json.dumps(info) + "\n")
+
+
+_FORMAT = "raw-1"
+_PARTS = ("prepared", "expected")
+_ALIGN = 64
+_LEN = struct.Struct("<Q")
+
+
+def _encode(materials: Materials) -> bytes:
+    """One file: the length of a JSON header, the header (per tensor: part, name, torch dtype,
+    shape, byte offset), then every tensor's bytes. bfloat16, which numpy lacks, is stored as
+    its int16 bit pattern. No pickle: an entry from another host can hold data, never code."""
+    entries, blobs, offset = [], [], 0
+    for part in _PARTS:
+        for name, t in (getattr(materials, part) or {}).items():
+            t = t.detach().cpu().contiguous()
+            raw = (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes()
+            entries.append({"part": part, "name": name, "dtype": str(t.dtype).removeprefix("torch."),
+                            "shape": list(t.shape), "offset": offset, "nbytes": len(raw)})
+            pad = -len(raw) % _ALIGN
+            blobs.append(raw + b"\0" * pad)
+            offset += len(raw) + pad
+    header = json.dumps({"tensors": entries, "expected": materials.expected is not None}).encode()
+    header += b" " * (-(len(header) + _LEN.size) % _ALIGN)
+    return _LEN.pack(len(header)) + header + b"".join(blobs)
+
+
+def _read_whole(path: Path) -> bytearray:
+    """The file in one writable buffer (the tensors are views of it: no second copy)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        buf = bytearray(size)
+        if f.readinto(buf) != size:
+            raise ValueError("short read")
+    return buf
+
+
+def _decode(raw: bytearray) -> Materials:
+    (n,) = _LEN.unpack_from(raw)
+    header = json.loads(bytes(raw[_LEN.size:_LEN.size + n]))
+    body = memoryview(raw)[_LEN.size + n:]
+    out: dict = {part: {} for part in _PARTS}
+    for e in header["tensors"]:
+        dtype = dtypes.lookup(e["dtype"])
+        stored = torch.int16 if e["dtype"] == "bfloat16" else dtype.torch
+        if e["part"] not in out or e["offset"] + e["nbytes"] > len(body):
+            raise ValueError(f"tensor {e['part']}.{e['name']} lies outside the entry")
+        t = torch.frombuffer(body[e["offset"]:e["offset"] + e["nbytes"]], dtype=stored) if e["nbytes"] else \
+            torch.empty(0, dtype=stored)
+        out[e["part"]][e["name"]] = t.reshape(e["shape"]).view(dtype.torch) if stored != dtype.torch else \
+            t.reshape(e["shape"])
+    return Materials(out["prepared"], out["expected"] if header["expected"] else None)
 
 
 def materials(case: Case, numerics: bool, cache: GoldenCache | None) -> Materials:
