@@ -145,30 +145,10 @@ def pytest_xdist_auto_num_workers(config):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    """A case item's protocol, leaner than pytest's own: its case runs in the case worker, has no
-    fixtures and prints nothing here, so the setup and teardown phases (fixture stack, output
-    capture, hook wrappers around each phase) have nothing to do and are reported as passed
-    without running them. The call phase (pytest_runtest_call, which plugins wrap) and every
-    report go through the usual hooks, so terminal output, -x, junitxml, xdist, other plugins and
-    our records see what they always see. It also notes
-    the cases that come next, which are sent to the case worker ahead."""
-    if not isinstance(item, CaseItem):
-        return None
-    item.config.stash[_SESSION].note_upcoming(item, nextitem)
-    ihook = item.ihook
-    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    reraise = (pytest.exit.Exception,) if item.config.getoption("usepdb", False) else \
-        (pytest.exit.Exception, KeyboardInterrupt)
-    for when in ("setup", "call", "teardown"):
-        if when == "call":
-            call = pytest.CallInfo.from_call(lambda: ihook.pytest_runtest_call(item=item), when="call",
-                                             reraise=reraise)
-            report = ihook.pytest_runtest_makereport(item=item, call=call)
-        else:
-            report = pytest.TestReport.from_item_and_call(item, pytest.CallInfo.from_call(lambda: None, when=when))
-        ihook.pytest_runtest_logreport(report=report)
-    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-    return True
+    """Notes the cases that come after this one (they are sent to the case worker ahead), then
+    lets pytest's own protocol run the item (returns None)."""
+    if isinstance(item, CaseItem):
+        item.config.stash[_SESSION].note_upcoming(item, nextitem)
 
 
 @pytest.hookimpl(wrapper=True)
