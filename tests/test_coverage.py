@@ -7,15 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from harness import coverage, traceability
 from harness.families import FAMILIES
-
-
-@pytest.fixture(scope="module")
-def loaded():
-    return traceability.load_all()
 
 
 def test_no_coverage_gap(loaded):

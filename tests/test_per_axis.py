@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 
-from harness import per_axis, traceability
+from harness import per_axis
 from harness.model import Mutation
-
-
-@pytest.fixture(scope="module")
-def loaded():
-    return traceability.load_all()
 
 
 def test_every_axis_of_every_check_is_hit_alone(loaded):

@@ -5,14 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-import pytest
 
-from harness import size_limits, traceability
-
-
-@pytest.fixture(scope="module")
-def loaded():
-    return traceability.load_all()
+from harness import size_limits
 
 
 def test_every_size_limit_is_tested_on_both_sides(loaded):

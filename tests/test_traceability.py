@@ -12,11 +12,6 @@ from harness import traceability
 from harness.traceability import REQUIRED_FAMILIES, gaps
 
 
-@pytest.fixture(scope="module")
-def loaded():
-    return traceability.load_all()
-
-
 def test_every_golden_has_a_case_file_and_declares_checks(loaded):
     assert sorted(op.golden for op, _ in loaded) == golden.available()
     for op, _ in loaded:

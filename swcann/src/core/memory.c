@@ -31,16 +31,21 @@ static size_t quarantine_cap(void)
     return (size_t)mb << 20;
 }
 
-/* index of the first block with base > p */
-static size_t upper(uintptr_t p)
+/* index of the first of n records (each `stride` bytes, starting with its uintptr_t base,
+ * sorted by base) whose base is > p */
+static size_t upper_of(const void *recs, size_t n, size_t stride, uintptr_t p)
 {
-    size_t lo = 0, hi = g_nblk;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (g_blk[mid].base <= p) lo = mid + 1; else hi = mid;
+        uintptr_t base;
+        memcpy(&base, (const char *)recs + mid * stride, sizeof base);
+        if (base <= p) lo = mid + 1; else hi = mid;
     }
     return lo;
 }
+
+static size_t upper(uintptr_t p) { return upper_of(g_blk, g_nblk, sizeof *g_blk, p); }
 
 static const blk_t *containing(uintptr_t p)
 {
@@ -56,15 +61,7 @@ static const blk_t *containing(uintptr_t p)
 static qnode_t *g_qsorted; /* base, size; sorted by base (next unused) */
 static size_t g_nq, g_capq;
 
-static size_t q_upper(uintptr_t p)
-{
-    size_t lo = 0, hi = g_nq;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (g_qsorted[mid].base <= p) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
+static size_t q_upper(uintptr_t p) { return upper_of(g_qsorted, g_nq, sizeof *g_qsorted, p); }
 
 static const qnode_t *in_quarantine(uintptr_t p)
 {
