@@ -72,7 +72,8 @@ def _median_runs(label, cmd, repeat, env=None):
 
 def parallel(soc, repeat):
     print("1. parallel runs (default tier, software CANN)")
-    base = [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q", "-p", "no:cacheprovider"]
+    # the same plugins as ./run suite (which keeps pytest's cache: --lf and --ff need it)
+    base = [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q"]
     n0 = _median_runs("pytest -n 0", base + ["-n", "0"], repeat)
     n2 = _median_runs("pytest -n 2", base + ["-n", "2"], repeat)
     auto = _median_runs("./run suite (its own choice)", ["./run", "suite", "--soc", soc, "-q"], repeat)
@@ -108,7 +109,7 @@ def overhead(soc, repeat):
     print("2. pytest path vs the same work in a plain loop (one process each)")
     plain = _median_runs("plain loop", [PY, "-c", _IN_PROCESS, soc], repeat)
     pyt = _median_runs("pytest -n 0", [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q",
-                                        "-n", "0", "-p", "no:cacheprovider"], repeat)
+                                        "-n", "0"], repeat)
     print(f"  ratio pytest / plain = {pyt / plain:.2f} (target <= 1.25)")
 
 
