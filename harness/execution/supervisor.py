@@ -312,6 +312,7 @@ class CaseExecutor:
 
     def _send(self, case, deadline_s: float) -> bool:
         try:
+            self._chan.share(case.op)           # once per operator and worker, not with every case
             # per case, not per worker: the dump directory is known only once the run has its report dir
             self._chan.send(("run", case, self.settings.get("dump_dir")))
         except ChannelClosed:
