@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
 def jsonable(x: Any) -> Any:
+    t = type(x)                     # the common exact types first: a record holds thousands of them
+    if t in _PLAIN:
+        return x
+    if t is float:
+        return x if math.isfinite(x) else (None if math.isnan(x) else ("inf" if x > 0 else "-inf"))
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
