@@ -22,7 +22,7 @@ def jsonable(x: Any) -> Any:
     if t in _PLAIN:
         return x
     if t is float:
-        return x if math.isfinite(x) else (None if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+        return x if math.isfinite(x) else _non_finite(x)
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -30,8 +30,12 @@ def jsonable(x: Any) -> Any:
     if isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, float) and not math.isfinite(x):
-        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+        return _non_finite(x)
     return x
+
+
+def _non_finite(x: float):
+    return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
 
 
 def dumps(x: Any, **kw) -> str:

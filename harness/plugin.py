@@ -385,7 +385,6 @@ class CaseSession:
 
     # ------------------------------------------------------------ hooks
 
-
     def pytest_sessionstart(self, session):
         if self.recorder is None:
             return

@@ -12,18 +12,17 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-
 from typing import TYPE_CHECKING
 
 from .. import formats
+from . import abi
+from .loader import Libraries
+from .runtime import AclCallError, recent_error
 
 if TYPE_CHECKING:        # torch only where a tensor is moved: opening a device needs none
     import torch
 
     from ..inputs.layout import TensorArg
-from . import abi
-from .loader import Libraries
-from .runtime import AclCallError, recent_error
 
 MIN_ALLOC = 32      # aclCreateTensor wants 32-byte aligned data; aclrtMalloc aligns, we round sizes
 

@@ -293,9 +293,7 @@ class CaseExecutor:
                     self._replace(self.pending_recovery["cause"] if self.pending_recovery else "a worker exit")
                 except DeviceLost:
                     return self._record(case, Status.MISSING, f"not run: {self.lost}")
-            if not self._send(case, deadline_s):
-                self._queue.append(_Sent(case, deadline_s, time.monotonic(), self._log_size()))
-                return self._await_head()        # the pipe is closed: its worker is gone, a CRASH
+            self._send(case, deadline_s)
         for nxt, nxt_deadline in ahead:
             self._send_ahead(nxt, nxt_deadline)
         while True:
@@ -310,16 +308,17 @@ class CaseExecutor:
     def _is_sent(self, case) -> bool:
         return any(s.case.id == case.id for s in self._queue)
 
-    def _send(self, case, deadline_s: float) -> bool:
+    def _send(self, case, deadline_s: float) -> None:
+        """Queue `case` in the worker. A closed pipe (the worker died) is found out when the
+        queue's head is awaited: a CRASH of the case the worker was running."""
         try:
             self._chan.share(case.op)           # once per operator and worker, not with every case
             # per case, not per worker: the dump directory is known only once the run has its report dir
             self._chan.send(("run", case, self.settings.get("dump_dir")))
         except ChannelClosed:
-            return False
+            pass
         now = None if self._queue else time.monotonic()
         self._queue.append(_Sent(case, deadline_s, now, self._log_size() if now else 0))
-        return True
 
     def _send_ahead(self, case, deadline_s: float) -> None:
         if (len(self._queue) <= LOOKAHEAD and self._alive() and not self.lost

@@ -25,9 +25,9 @@ import json
 import os
 import struct
 import sys
-import zlib
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -204,8 +204,7 @@ def _decode(raw: bytearray) -> Materials:
             raise ValueError(f"tensor {e['part']}.{e['name']} lies outside the entry")
         t = torch.frombuffer(body[e["offset"]:e["offset"] + e["nbytes"]], dtype=stored) if e["nbytes"] else \
             torch.empty(0, dtype=stored)
-        out[e["part"]][e["name"]] = t.reshape(e["shape"]).view(dtype.torch) if stored != dtype.torch else \
-            t.reshape(e["shape"])
+        out[e["part"]][e["name"]] = t.reshape(e["shape"]).view(dtype.torch)
     return Materials(out["prepared"], out["expected"] if header["expected"] else None)
 
 

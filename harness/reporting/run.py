@@ -4,7 +4,6 @@ and the end of the run. harness/plugin.py calls these from its hooks; nothing he
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,8 +144,7 @@ class RunReporting:
     def record_report(self, props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
                       died: bool, case_of) -> dict | None:
         """Record what one pytest report says about a case; returns the record written, if any.
-        props: the report's user properties (its "record": the case's record, or that as JSON when it
-        came from an xdist worker); died: the pytest (xdist) worker running it died;
+        props: the report's user properties (its "record": the case's record, decoded); died: the pytest (xdist) worker running it died;
         case_of(nodeid) -> {case_id, op} for a case that left no record."""
         recorder = self.recorder
         if recorder is None:
@@ -156,7 +154,6 @@ class RunReporting:
             if when != "call" and not failed:      # setup/teardown of a case already recorded
                 return None
             record = props["record"]
-            record = json.loads(record) if isinstance(record, str) else record
             if failed and not is_gate_failure(record):
                 record = dict(record)             # the case worker's record stays as it came
                 record["status"] = record["raw_status"] = Status.FAIL.value          # raised after judging

@@ -13,9 +13,16 @@
 
 typedef struct { uintptr_t base; size_t size; int device; } blk_t;
 typedef struct qnode { uintptr_t base; size_t size; struct qnode *next; } qnode_t;
+typedef struct { uintptr_t base; size_t size; } span_t;
 
-static blk_t *g_blk; /* sorted by base */
-static size_t g_nblk, g_capblk;
+/* An array of records that each begin with their uintptr_t base, kept sorted by base: found by
+ * binary search, inserted and removed in place. The live blocks are one; the quarantine keeps
+ * one beside its FIFO list, because every memcpy asks whether its host pointer lies in a freed
+ * block, and walking the list for that cost ~0.3 ms per copy after a few thousand cases. */
+typedef struct { char *recs; size_t n, cap, stride; } sorted_t;
+
+static sorted_t g_blocks = {NULL, 0, 0, sizeof(blk_t)};     /* live aclrtMalloc blocks */
+static sorted_t g_qindex = {NULL, 0, 0, sizeof(span_t)};    /* the quarantine, by address */
 static int64_t g_dev_bytes, g_host_allocs, g_host_bytes;
 static qnode_t *g_qhead, *g_qtail;
 static size_t g_qbytes;
@@ -31,68 +38,63 @@ static size_t quarantine_cap(void)
     return (size_t)mb << 20;
 }
 
-/* index of the first of n records (each `stride` bytes, starting with its uintptr_t base,
- * sorted by base) whose base is > p */
-static size_t upper_of(const void *recs, size_t n, size_t stride, uintptr_t p)
+static void *sorted_at(const sorted_t *t, size_t i) { return t->recs + i * t->stride; }
+
+/* index of the first record whose base is > p */
+static size_t sorted_upper(const sorted_t *t, uintptr_t p)
 {
-    size_t lo = 0, hi = n;
+    size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         uintptr_t base;
-        memcpy(&base, (const char *)recs + mid * stride, sizeof base);
+        memcpy(&base, sorted_at(t, mid), sizeof base);
         if (base <= p) lo = mid + 1; else hi = mid;
     }
     return lo;
 }
 
-static size_t upper(uintptr_t p) { return upper_of(g_blk, g_nblk, sizeof *g_blk, p); }
-
-static const blk_t *containing(uintptr_t p)
+/* the record holding address p's base at or below p, or NULL */
+static void *sorted_floor(const sorted_t *t, uintptr_t p)
 {
-    size_t i = upper(p);
-    if (i == 0) return NULL;
-    const blk_t *b = &g_blk[i - 1];
-    return (p < b->base + b->size || (b->size == 0 && p == b->base)) ? b : NULL;
+    size_t i = sorted_upper(t, p);
+    return i ? sorted_at(t, i - 1) : NULL;
 }
 
-/* The quarantine is also kept sorted by base: every memcpy asks whether its host pointer lies in
- * a freed block, and walking the FIFO list for that cost ~0.3 ms per copy after a few thousand
- * cases (a binary search costs nothing; an insert or an eviction moves part of this array). */
-static qnode_t *g_qsorted; /* base, size; sorted by base (next unused) */
-static size_t g_nq, g_capq;
-
-static size_t q_upper(uintptr_t p) { return upper_of(g_qsorted, g_nq, sizeof *g_qsorted, p); }
-
-static const qnode_t *in_quarantine(uintptr_t p)
+static int sorted_insert(sorted_t *t, const void *rec)
 {
-    size_t i = q_upper(p);
-    if (i == 0) return NULL;
-    const qnode_t *q = &g_qsorted[i - 1];
-    return p < q->base + (q->size ? q->size : 1) ? q : NULL;
-}
-
-static int q_index_add(uintptr_t base, size_t size)
-{
-    if (g_nq == g_capq) {
-        size_t cap = g_capq ? 2 * g_capq : 1024;
-        qnode_t *n = realloc(g_qsorted, cap * sizeof *n);
-        if (!n) return 0;
-        g_qsorted = n;
-        g_capq = cap;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 256;
+        char *grown = realloc(t->recs, cap * t->stride);
+        if (!grown) return 0;
+        t->recs = grown;
+        t->cap = cap;
     }
-    size_t i = q_upper(base);
-    memmove(&g_qsorted[i + 1], &g_qsorted[i], (g_nq - i) * sizeof *g_qsorted);
-    g_qsorted[i] = (qnode_t){base, size, NULL};
-    g_nq++;
+    uintptr_t base;
+    memcpy(&base, rec, sizeof base);
+    size_t i = sorted_upper(t, base);
+    memmove(sorted_at(t, i + 1), sorted_at(t, i), (t->n - i) * t->stride);
+    memcpy(sorted_at(t, i), rec, t->stride);
+    t->n++;
     return 1;
 }
 
-static void q_index_remove(uintptr_t base)
+static void sorted_remove(sorted_t *t, void *rec)
 {
-    size_t i = q_upper(base);
-    if (i == 0 || g_qsorted[i - 1].base != base) return;
-    memmove(&g_qsorted[i - 1], &g_qsorted[i], (g_nq - i) * sizeof *g_qsorted);
-    g_nq--;
+    char *at = rec;
+    memmove(at, at + t->stride, (size_t)(t->recs + t->n * t->stride - at - t->stride));
+    t->n--;
+}
+
+static const blk_t *containing(uintptr_t p)
+{
+    const blk_t *b = sorted_floor(&g_blocks, p);
+    return b && (p < b->base + b->size || (b->size == 0 && p == b->base)) ? b : NULL;
+}
+
+static const span_t *in_quarantine(uintptr_t p)
+{
+    const span_t *q = sorted_floor(&g_qindex, p);
+    return q && p < q->base + (q->size ? q->size : 1) ? q : NULL;
 }
 
 int mem_is_device_ptr(const void *p)
@@ -137,7 +139,7 @@ int mem_check(const void *p, uint64_t bytes, char *why, size_t n)
 void mem_stats(int64_t *allocs, int64_t *bytes)
 {
     pthread_mutex_lock(&g_lock);
-    *allocs = (int64_t)g_nblk + g_host_allocs;
+    *allocs = (int64_t)g_blocks.n + g_host_allocs;
     *bytes = g_dev_bytes + g_host_bytes;
     pthread_mutex_unlock(&g_lock);
 }
@@ -175,21 +177,11 @@ ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMal
     memset(p, 0xBE, rounded);
     int dev = rt_current_device(); /* before taking g_lock: the mutex is not recursive */
     pthread_mutex_lock(&g_lock);
-    if (g_nblk == g_capblk) {
-        size_t nc = g_capblk ? g_capblk * 2 : 256;
-        blk_t *nb = realloc(g_blk, nc * sizeof *nb);
-        if (!nb) {
-            pthread_mutex_unlock(&g_lock);
-            free(p);
-            return core_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "EE2001", "registry allocation failed");
-        }
-        g_blk = nb;
-        g_capblk = nc;
+    if (!sorted_insert(&g_blocks, &(blk_t){(uintptr_t)p, size, dev})) {
+        pthread_mutex_unlock(&g_lock);
+        free(p);
+        return core_fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "EE2001", "registry allocation failed");
     }
-    size_t i = upper((uintptr_t)p);
-    memmove(&g_blk[i + 1], &g_blk[i], (g_nblk - i) * sizeof *g_blk);
-    g_blk[i] = (blk_t){(uintptr_t)p, size, dev};
-    g_nblk++;
     g_dev_bytes += (int64_t)size;
     pthread_mutex_unlock(&g_lock);
     *devPtr = p;
@@ -203,7 +195,7 @@ static void quarantine_push(uintptr_t base, size_t size)
     memset((void *)base, 0xDB, size);
     if (size > cap) { free((void *)base); return; } /* too big to keep: release now */
     qnode_t *q = malloc(sizeof *q);
-    if (!q || !q_index_add(base, size)) { free(q); free((void *)base); return; }
+    if (!q || !sorted_insert(&g_qindex, &(span_t){base, size})) { free(q); free((void *)base); return; }
     *q = (qnode_t){base, size, NULL};
     if (g_qtail) g_qtail->next = q; else g_qhead = q;
     g_qtail = q;
@@ -213,7 +205,8 @@ static void quarantine_push(uintptr_t base, size_t size)
         g_qhead = h->next;
         if (!g_qhead) g_qtail = NULL;
         g_qbytes -= h->size;
-        q_index_remove(h->base);
+        span_t *indexed = sorted_floor(&g_qindex, h->base);
+        if (indexed && indexed->base == h->base) sorted_remove(&g_qindex, indexed);
         free((void *)h->base);
         free(h);
     }
@@ -227,8 +220,8 @@ ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr)
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001",
                          "Value nullptr for devPtr is invalid. Reason: must not be null.");
     pthread_mutex_lock(&g_lock);
-    size_t i = upper((uintptr_t)devPtr);
-    if (i == 0 || g_blk[i - 1].base != (uintptr_t)devPtr) {
+    blk_t *live = sorted_floor(&g_blocks, (uintptr_t)devPtr);
+    if (!live || live->base != (uintptr_t)devPtr) {
         int freed = in_quarantine((uintptr_t)devPtr) != NULL;
         pthread_mutex_unlock(&g_lock);
         return core_fail(ACL_ERROR_RT_PARAM_INVALID, "EE1001",
@@ -236,9 +229,8 @@ ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr)
                          freed ? "already freed (double free)"
                                : "not the start of a live aclrtMalloc block");
     }
-    blk_t b = g_blk[i - 1];
-    memmove(&g_blk[i - 1], &g_blk[i], (g_nblk - i) * sizeof *g_blk);
-    g_nblk--;
+    blk_t b = *live;
+    sorted_remove(&g_blocks, live);
     g_dev_bytes -= (int64_t)b.size;
     quarantine_push(b.base, (b.size + 31u) & ~(size_t)31u);
     pthread_mutex_unlock(&g_lock);
