@@ -39,23 +39,28 @@ def test_second_get_is_a_hit_with_identical_data(tmp_path, cases):
     assert [m["case_id"] for m in manifest] == [case.id for case in cases]
 
 
-@pytest.mark.parametrize("damage", ["flip a byte", "truncate", "swap with another entry", "bad metadata"])
+@pytest.mark.parametrize("damage", ["flip a byte", "truncate", "empty", "swap with another entry", "edit the header",
+                                    "another format"])
 def test_a_damaged_entry_is_detected_and_recomputed(tmp_path, cases, damage):
     c = cache_mod.GoldenCache(tmp_path)
     c.get(cases[0], True)
     c.get(cases[1], True)
-    data, meta = c.paths(cache_mod.case_key(cases[0]))
+    data = c.path(cache_mod.case_key(cases[0]))
+    raw = bytearray(data.read_bytes())
     if damage == "flip a byte":
-        raw = bytearray(data.read_bytes())
         raw[len(raw) // 2] ^= 0x40
-        data.write_bytes(bytes(raw))
     elif damage == "truncate":
-        data.write_bytes(data.read_bytes()[:100])
-    elif damage == "swap with another entry":
-        other, _ = c.paths(cache_mod.case_key(cases[1]))
-        data.write_bytes(other.read_bytes())
-    else:
-        meta.write_text("{not json")
+        raw = raw[:100]
+    elif damage == "empty":
+        raw = b""
+    elif damage == "swap with another entry":       # intact, checksum and all, but for another case
+        raw = c.path(cache_mod.case_key(cases[1])).read_bytes()
+    elif damage == "edit the header":               # a shape edited in place, as a hand fix might
+        at = raw.index(b'"shape": [') + len(b'"shape": [')
+        raw[at:at + 1] = b"9" if raw[at:at + 1] != b"9" else b"8"
+    else:                                           # an entry written by an older harness
+        raw[:8] = b"ACLNNGC1"
+    data.write_bytes(bytes(raw))
     again = cache_mod.GoldenCache(tmp_path)
     got = again.get(cases[0], True)
     assert again.misses == 1 and again.hits == 0 and len(again.rejected) == 1, again.rejected

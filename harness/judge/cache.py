@@ -4,14 +4,16 @@ The key is a hash of the expanded case (everything that shapes its inputs: op, s
 shape, dtypes, attributes, distribution, scenario changes, the case id its seeds come
 from), the sources of its golden module and of the input drawing code, and the torch and
 numpy versions. A changed case, golden or library therefore never reuses old data.
-Each entry is `<key>.bin` (a JSON header and the tensors' raw bytes, no pickle: a cache filled
-on another host can hold data, never code) plus `<key>.json` (the data's size and CRC-32, what it
-holds);
-`manifest.jsonl` lists every entry written. An entry whose data does not match its
-size and CRC-32, or that does not load, is reported, recomputed and replaced, never used. The
-checksum is there for damage (a torn copy, a bad disk, an edited byte): it sits beside the data,
-so like any checksum stored there it proves nothing against someone who rewrites both. CRC-32
-rather than SHA-256: a warm run reads every entry, and hashing was most of its time.
+Each entry is one file, `<key>.bin`: a fixed prefix (magic, header length, XXH3-128 of
+everything after the prefix), a JSON header (its key and case, what it holds, where each
+tensor lies) and the tensors' raw bytes. No pickle: a cache filled on another host can hold
+data, never code. `manifest.jsonl` lists every entry written. An entry that does not match
+its checksum, names another key, or does not load is reported, recomputed and replaced,
+never used. The checksum is there for damage (a torn copy, a bad disk, an edited byte): it
+sits beside the data, so like any checksum stored there it proves nothing against someone
+who rewrites both. XXH3 rather than SHA-256 or CRC-32, and the file mapped rather than
+copied: a warm run checks every byte of every entry, and hashing and copying were most of
+its time (benchmarks/bench_suite.py, step 3).
 
 TTK's prepare/replay has no such manifest; this is the same two-stage workflow done
 safely: `--prepare-only` fills the cache on a host without a device, a device host only
@@ -22,17 +24,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import mmap
 import os
 import struct
 import sys
 import tempfile
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+import xxhash
 
 import golden as golden_pkg
 
@@ -105,12 +108,16 @@ class GoldenCache:
     def __init__(self, directory):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
+        self._dir = os.fspath(self.dir)
         self.hits = self.misses = 0
         self.rejected: list[str] = []       # "case id: why" for entries found unusable
 
-    def paths(self, key: str) -> tuple[Path, Path]:
-        sub = self.dir / key[:2]
-        return sub / f"{key}.bin", sub / f"{key}.json"
+    def path(self, key: str) -> Path:
+        return Path(self._path(key))
+
+    def _path(self, key: str) -> str:
+        # a string, not a Path: pathlib's joins were a tenth of a warm run
+        return f"{self._dir}/{key[:2]}/{key}.bin"
 
     def get(self, case: Case, numerics: bool) -> Materials:
         """An entry without a golden serves only callers that need none (a status-only run);
@@ -126,47 +133,39 @@ class GoldenCache:
         return materials
 
     def _load(self, key: str, case: Case) -> Materials | None:
-        data, meta = self.paths(key)
-        if not meta.is_file():
+        try:
+            raw = _map(self._path(key))
+        except FileNotFoundError:
             return None
         try:
-            info = json.loads(meta.read_text())
-            if info.get("key") != key:
-                raise ValueError("entry names another key")
-            if info.get("format") != _FORMAT:
-                raise ValueError(f"entry format {info.get('format')!r}, this harness reads {_FORMAT!r}")
-            raw = _read_whole(data)
-            if len(raw) != info.get("bytes") or zlib.crc32(raw) != info.get("crc32"):
-                raise ValueError("data does not match its size and CRC-32")
-            return _decode(raw)
+            return _decode(raw, key)
         except Exception as e:   # any damage: recompute, never use
-            self.rejected.append(f"{case.id}: cache entry {data.name} unusable ({type(e).__name__}: {e}); recomputed")
+            self.rejected.append(f"{case.id}: cache entry {key}.bin unusable ({type(e).__name__}: {e}); recomputed")
             return None
 
     def _store(self, key: str, case: Case, materials: Materials) -> None:
-        data, meta = self.paths(key)
-        data.parent.mkdir(exist_ok=True)
-        raw = _encode(materials)
-        _atomic_write(data, lambda f: f.write(raw))
-        info = {"key": key, "case_id": case.id, "format": _FORMAT,
-                "crc32": zlib.crc32(raw), "bytes": len(raw),
-                "golden": case.op.golden, "numerics": materials.expected is not None, "created": time.time(),
+        path = self.path(key)
+        path.parent.mkdir(exist_ok=True)
+        info = {"key": key, "case_id": case.id, "format": _FORMAT, "golden": case.op.golden,
+                "numerics": materials.expected is not None, "created": time.time(),
                 "torch": torch.__version__, "numpy": np.__version__}
-        _atomic_write(meta, lambda f: f.write(json.dumps(info).encode()))
+        raw = _encode(materials, info)
+        _atomic_write(path, lambda f: f.write(raw))
         with (self.dir / "manifest.jsonl").open("a") as f:   # one short line per write: appends do not interleave
-            f.write(json.dumps(info) + "\n")
+            f.write(json.dumps({**info, "bytes": len(raw)}) + "\n")
 
 
-_FORMAT = "raw-1"
+_FORMAT = "raw-2"
+_MAGIC = b"ACLNNGC2"
+_PREFIX = struct.Struct("<8sQ16s")     # magic, header length, XXH3-128 of header + body
 _PARTS = ("prepared", "expected")
 _ALIGN = 64
-_LEN = struct.Struct("<Q")
 
 
-def _encode(materials: Materials) -> bytes:
-    """One file: the length of a JSON header, the header (per tensor: part, name, torch dtype,
-    shape, byte offset), then every tensor's bytes. bfloat16, which numpy lacks, is stored as
-    its int16 bit pattern. No pickle: an entry from another host can hold data, never code."""
+def _encode(materials: Materials, info: dict) -> bytes:
+    """The prefix, a JSON header (info, then per tensor: part, name, torch dtype, shape, byte
+    offset), then every tensor's bytes, 64-byte aligned. bfloat16, which numpy lacks, is
+    stored as its int16 bit pattern."""
     entries, blobs, offset = [], [], 0
     for part in _PARTS:
         for name, t in (getattr(materials, part) or {}).items():
@@ -177,25 +176,34 @@ def _encode(materials: Materials) -> bytes:
             pad = -len(raw) % _ALIGN
             blobs.append(raw + b"\0" * pad)
             offset += len(raw) + pad
-    header = json.dumps({"tensors": entries, "expected": materials.expected is not None}).encode()
-    header += b" " * (-(len(header) + _LEN.size) % _ALIGN)
-    return _LEN.pack(len(header)) + header + b"".join(blobs)
+    header = json.dumps({**info, "tensors": entries}).encode()
+    header += b" " * (-(len(header) + _PREFIX.size) % _ALIGN)
+    rest = header + b"".join(blobs)
+    return _PREFIX.pack(_MAGIC, len(header), xxhash.xxh3_128_digest(rest)) + rest
 
 
-def _read_whole(path: Path) -> bytearray:
-    """The file in one writable buffer (the tensors are views of it: no second copy)."""
+def _map(path: str) -> memoryview:
+    """The file mapped copy-on-write: the tensors are views of the page cache, writable
+    without touching the file, and nothing is copied or zeroed first (for the slow tier's
+    gigabytes that was most of a warm read)."""
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        buf = bytearray(size)
-        if f.readinto(buf) != size:
-            raise ValueError("short read")
-    return buf
+        if os.fstat(f.fileno()).st_size == 0:
+            return memoryview(b"")
+        return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY))
 
 
-def _decode(raw: bytearray) -> Materials:
-    (n,) = _LEN.unpack_from(raw)
-    header = json.loads(bytes(raw[_LEN.size:_LEN.size + n]))
-    body = memoryview(raw)[_LEN.size + n:]
+def _decode(raw: memoryview, key: str) -> Materials:
+    if len(raw) < _PREFIX.size:
+        raise ValueError(f"{len(raw)} bytes, shorter than the entry prefix")
+    magic, n, digest = _PREFIX.unpack_from(raw)
+    if magic != _MAGIC:
+        raise ValueError(f"not an entry of format {_FORMAT!r}")
+    if xxhash.xxh3_128_digest(raw[_PREFIX.size:]) != digest:
+        raise ValueError("data does not match its checksum")
+    header = json.loads(bytes(raw[_PREFIX.size:_PREFIX.size + n]))
+    if header.get("key") != key:
+        raise ValueError("entry names another key")
+    body = raw[_PREFIX.size + n:]
     out: dict = {part: {} for part in _PARTS}
     for e in header["tensors"]:
         dtype = dtypes.lookup(e["dtype"])
@@ -205,7 +213,7 @@ def _decode(raw: bytearray) -> Materials:
         t = torch.frombuffer(body[e["offset"]:e["offset"] + e["nbytes"]], dtype=stored) if e["nbytes"] else \
             torch.empty(0, dtype=stored)
         out[e["part"]][e["name"]] = t.reshape(e["shape"]).view(dtype.torch)
-    return Materials(out["prepared"], out["expected"] if header["expected"] else None)
+    return Materials(out["prepared"], out["expected"] if header["numerics"] else None)
 
 
 def materials(case: Case, numerics: bool, cache: GoldenCache | None) -> Materials:
