@@ -12,6 +12,7 @@ the backend in such a worker, before any case runs, and owns the report director
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -441,6 +442,15 @@ class CaseSession:
         if drop:
             config.hook.pytest_deselected(items=[i for i in items if id(i) in drop])
             items[:] = [i for i in items if id(i) not in drop]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session):
+        """The items and their cases live until the end of the run: moved out of the cyclic
+        garbage collector's sight, its periodic full passes and pytest's collections at exit
+        stop walking them (they were about 0.3 s of a 3,000-case run)."""
+        if _runs_cases(self.config):
+            gc.collect()
+            gc.freeze()
 
     def pytest_runtest_logreport(self, report):
         """Record each case once (in the controller): its record, or what stopped it."""

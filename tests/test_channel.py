@@ -1,9 +1,26 @@
 """The pipe protocol between a supervisor and its case worker (harness/execution/channel.py)."""
 from __future__ import annotations
 
+import array
+import fcntl
 import os
+import termios
+from dataclasses import dataclass
 
 from harness.execution.channel import Channel
+
+
+@dataclass(frozen=True)
+class Spec:                     # shared by reference like an OpSpec (a class of its own, not a builtin)
+    op: str
+    params: tuple
+
+
+def _waiting(fd: int) -> int:
+    """Bytes waiting in a pipe."""
+    n = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, n)
+    return n[0]
 
 
 def _pair():
@@ -15,11 +32,17 @@ def _pair():
 def test_a_shared_object_crosses_once_and_is_referenced_after():
     sup, worker = _pair()
     try:
-        spec = {"op": "MaxPool2dWithIndicesBackward", "params": list(range(500))}
+        spec = Spec("MaxPool2dWithIndicesBackward", tuple(range(500)))
+        sizes = []
         for i in range(3):
             sup.share(spec)
             sup.send(("run", {"case": i, "op": spec}))
+            sizes.append(_waiting(worker.read_fd))
+        assert sizes[0] > 1000 and sizes[1] - sizes[0] < 200 and sizes[2] - sizes[1] < 200, sizes  # a reference
+        other = Spec("another", (1,))                            # same type, not shared: sent whole
+        sup.send(("run", {"case": 3, "op": other}))
         got = [worker.recv() for _ in range(3)]
+        assert worker.recv() == ("run", {"case": 3, "op": other})
         assert [g[1]["case"] for g in got] == [0, 1, 2]           # the shared message is not handed out
         assert got[0][1]["op"] == spec
         assert got[0][1]["op"] is got[1][1]["op"] is got[2][1]["op"]   # one object on the worker's side
@@ -34,7 +57,7 @@ def test_a_shared_object_crosses_once_and_is_referenced_after():
 
 def test_a_new_channel_shares_again():
     """A replacement worker has a fresh channel: what the old one was sent is sent again."""
-    spec = ["opspec"] * 100
+    spec = Spec("opspec", tuple(range(100)))
     for _ in range(2):
         sup, worker = _pair()
         try:

@@ -1,11 +1,14 @@
 """Length-prefixed pickled messages over a pair of pipes between a supervisor and its case worker.
 
-Objects sent with share() cross the pipe once; later messages refer to them by number (pickle's
-persistent ids). A case carries its operator's OpSpec, which is most of its pickle: sharing it
-turns ~4.5 KB per case into ~0.7 KB, and the worker's unpickling with it.
+Objects sent with share() cross the pipe once; later messages refer to them by number. A case
+carries its operator's OpSpec, which is most of its pickle: sharing it turns ~4.5 KB per case
+into ~0.7 KB, and the worker's unpickling with it. The reference is made by a dispatch-table
+entry for the shared objects' types, not by pickle's persistent_id hook: that hook is called
+from C for every object of every message (some 130 per case).
 """
 from __future__ import annotations
 
+import copyreg
 import io
 import os
 import pickle
@@ -19,14 +22,9 @@ class ChannelClosed(EOFError):
     """The other end went away (its process died or closed the pipe)."""
 
 
-class _Pickler(pickle.Pickler):
-    def __init__(self, buf, shared: dict):
-        super().__init__(buf, protocol=pickle.HIGHEST_PROTOCOL)
-        self.shared = shared
-
-    def persistent_id(self, obj):
-        entry = self.shared.get(id(obj))
-        return entry[0] if entry is not None and entry[1] is obj else None
+def _shared(number):
+    """Stands for a shared object in a message; the receiving channel resolves it (find_class)."""
+    raise RuntimeError("a shared-object reference unpickled outside its channel")
 
 
 class _Unpickler(pickle.Unpickler):
@@ -34,8 +32,10 @@ class _Unpickler(pickle.Unpickler):
         super().__init__(buf)
         self.shared = shared
 
-    def persistent_load(self, pid):
-        return self.shared[pid]
+    def find_class(self, module, name):
+        if module == __name__ and name == "_shared":
+            return self.shared.__getitem__
+        return super().find_class(module, name)
 
 
 class Channel:
@@ -43,18 +43,30 @@ class Channel:
         self.read_fd, self.write_fd = read_fd, write_fd
         self._sent: dict[int, tuple[int, object]] = {}     # id(obj) -> (number, obj): kept alive here
         self._received: dict[int, object] = {}
+        self._dispatch = copyreg.dispatch_table.copy()     # + a reducer for each shared object's type
 
     def share(self, obj) -> None:
-        """Send `obj` once (if not yet sent on this channel); later messages carry a reference."""
+        """Send `obj` once (if not yet sent on this channel); later messages carry a reference.
+        For instances of classes: pickle never consults the dispatch table for a dict, list or
+        other builtin, so those are sent whole each time (correct, only not shared)."""
         if id(obj) in self._sent:
             return
         number = len(self._sent)
         self._write(pickle.dumps(("shared", number, obj), protocol=pickle.HIGHEST_PROTOCOL))
         self._sent[id(obj)] = (number, obj)
+        self._dispatch.setdefault(type(obj), self._reduce)
+
+    def _reduce(self, obj):
+        entry = self._sent.get(id(obj))
+        if entry is not None and entry[1] is obj:
+            return _shared, (entry[0],)
+        return obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)     # an unshared object of a shared type
 
     def send(self, message) -> None:
         buf = io.BytesIO()
-        _Pickler(buf, self._sent).dump(message)
+        pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        pickler.dispatch_table = self._dispatch
+        pickler.dump(message)
         self._write(buf.getvalue())
 
     def _write(self, data: bytes) -> None:
