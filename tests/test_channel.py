@@ -67,3 +67,40 @@ def test_a_new_channel_shares_again():
         finally:
             sup.close()
             worker.close()
+
+
+def test_both_sides_writing_at_once_do_not_deadlock():
+    """The supervisor sends cases ahead while the worker sends results: far more than a pipe
+    holds in both directions at once, as with a long look-ahead and big records. Neither side
+    reads until it has written everything; each drains the other while its own pipe is full.
+    Both sides run in threads, so a deadlock fails the test instead of hanging the run."""
+    import threading
+    sup, worker = _pair()
+    spec = Spec("op", tuple(range(50)))
+    n, big = 200, "x" * 20_000
+    got: dict = {}
+
+    def worker_side():
+        for i in range(n):
+            worker.send(("done", i, big))
+        got["worker"] = [worker.recv() for _ in range(n)]
+
+    def supervisor_side():
+        for i in range(n):
+            sup.share(spec)
+            sup.send(("run", i, spec, big))
+        got["supervisor"] = [sup.recv() for _ in range(n)]
+
+    threads = [threading.Thread(target=f, daemon=True) for f in (worker_side, supervisor_side)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    try:
+        assert not any(t.is_alive() for t in threads), "deadlocked: both sides stuck writing"
+        assert [m[1] for m in got["worker"]] == list(range(n))
+        assert got["worker"][0][2] == spec and got["worker"][-1][2] is got["worker"][0][2]
+        assert [m[1] for m in got["supervisor"]] == list(range(n)) and got["supervisor"][-1][2] == big
+    finally:
+        sup.close()
+        worker.close()

@@ -178,3 +178,16 @@ def test_html_is_self_contained_and_shows_matrix_failures_and_plots(tmp_path):
     assert "MERE=0.5 &gt;= 0.000122" in html             # autoescaped, not pasted
     assert html.count("<svg") == 1 and "metric / threshold" in html      # one plot: the op with metrics
     assert "worker crashed" in html and "index [0, 1, 2, 3]" in html
+
+
+def test_junit_escapes_what_a_library_message_can_hold(tmp_path):
+    """Markup, quotes, newlines and control characters in a reason arrive intact (or, for the
+    control characters XML cannot hold, as \\xNN) and never break the file."""
+    report = _report(tmp_path)
+    nasty = 'a <b> & "c"\nline 2\ttab\x01\x1b[0m'
+    report.records[0] |= {"status": "FAIL", "reason": nasty, "repro": "./run suite 'x::y[a&b]'"}
+    root = ET.fromstring(writers.junit_xml(report))          # parses: the file is well-formed
+    case = next(c for c in root.iter("testcase") if c.find("failure") is not None
+                and "line 2" in c.find("failure").get("message"))
+    assert case.find("failure").get("message") == "FAIL: " + nasty.replace("\x01", "\\x01").replace("\x1b", "\\x1b")
+    assert case.find("failure").text.endswith("repro: ./run suite 'x::y[a&b]'")

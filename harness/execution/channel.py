@@ -5,9 +5,15 @@ carries its operator's OpSpec, which is most of its pickle: sharing it turns ~4.
 into ~0.7 KB, and the worker's unpickling with it. The reference is made by a dispatch-table
 entry for the shared objects' types, not by pickle's persistent_id hook: that hook is called
 from C for every object of every message (some 130 per case).
+
+Neither side can block the other for good: both may write while the other writes too (the
+supervisor sends cases ahead while the worker sends results), and a pipe holds only 64 KB. A
+write that finds its pipe full reads whole messages from the other side into an inbox until
+the pipe drains; recv() and ready() look in the inbox first.
 """
 from __future__ import annotations
 
+import collections
 import copyreg
 import io
 import os
@@ -44,6 +50,8 @@ class Channel:
         self._sent: dict[int, tuple[int, object]] = {}     # id(obj) -> (number, obj): kept alive here
         self._received: dict[int, object] = {}
         self._dispatch = copyreg.dispatch_table.copy()     # + a reducer for each shared object's type
+        self._inbox: collections.deque = collections.deque()   # messages read while a write waited
+        os.set_blocking(write_fd, False)
 
     def share(self, obj) -> None:
         """Send `obj` once (if not yet sent on this channel); later messages carry a reference.
@@ -73,16 +81,33 @@ class Channel:
         view = memoryview(_HEADER.pack(len(data)) + data)
         try:
             while view:
-                view = view[os.write(self.write_fd, view):]
+                try:
+                    view = view[os.write(self.write_fd, view):]
+                except BlockingIOError:
+                    self._wait_writable()
         except (BrokenPipeError, OSError) as e:
             raise ChannelClosed(str(e)) from None
 
+    def _wait_writable(self) -> None:
+        """The pipe is full: the other side may itself be blocked writing to us, so drain what
+        it sends (whole messages, kept for recv) until ours can take more."""
+        readable, writable, _ = select.select([self.read_fd], [self.write_fd], [])
+        if readable and not writable:
+            self._inbox.append(self._read_message())
+
     def ready(self, timeout: float | None) -> bool:
         """True when a message (or the end of the pipe) can be read within `timeout` seconds."""
+        if self._inbox:
+            return True
         readable, _, _ = select.select([self.read_fd], [], [], timeout)
         return bool(readable)
 
     def recv(self):
+        return self._inbox.popleft() if self._inbox else self._read_message()
+
+    def _read_message(self):
+        """The next message; a shared object is registered as it arrives (the messages after it,
+        even those read into the inbox, refer to it)."""
         while True:
             (size,) = _HEADER.unpack(self._read(_HEADER.size))
             message = _Unpickler(io.BytesIO(self._read(size)), self._received).load()
