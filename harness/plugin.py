@@ -71,6 +71,9 @@ def pytest_addoption(parser):
     g.addoption("--resume", default=None, metavar="DIR",
                 help="finish an interrupted run: run only the cases without a final record in DIR's journal "
                      "(DIR is the report directory of that run)")
+    g.addoption("--keep-previous", type=int, default=5, metavar="N",
+                help="a new run moves the last one's results to <report-dir>/previous/<run id>/; keep the "
+                     "newest N of those (default 5; 0 keeps none)")
     g.addoption("--atk", action="append", default=[], metavar="PATH",
                 help="run ATK case lists (JSON files, or directories of them) as well; alone, instead of tests/. "
                      "A .json file in a directory named 'atk' is read as one without this option")
@@ -105,6 +108,8 @@ class RunSettings:
         timeout = config.getoption("case_timeout")
         if timeout is not None and timeout <= 0:
             raise pytest.UsageError(f"--case-timeout: must be > 0 seconds, got {timeout:g}")
+        if config.getoption("keep_previous") < 0:
+            raise pytest.UsageError(f"--keep-previous: must be >= 0, got {config.getoption('keep_previous')}")
         return cls(config.getoption("backend"), config.getoption("device"), family,
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
@@ -309,7 +314,8 @@ class CaseSession:
             resume = self.settings.resume
             directory = Path(resume or self.settings.report_dir or Path(str(self.config.rootpath)) / "reports" /
                              f"{properties.get('backend') or 'unknown'}-{properties.get('family') or 'any'}")
-            self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args])
+            self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args],
+                                         self.config.getoption("keep_previous"))
         except HarnessConfigError as e:
             executor.close()
             raise pytest.UsageError(str(e)) from None

@@ -288,3 +288,19 @@ def test_a_crash_sent_ahead_is_told_with_its_own_output_while_pytest_lags(tmp_pa
     assert first["status"] == "PASS" and crashed["status"] == "CRASH"
     assert "injected by SWCANN_FAULTS" in crashed["last_error"], crashed["last_error"]
     assert "Fatal Python error" in crashed["stack"]
+
+
+def test_only_the_newest_previous_runs_are_kept(tmp_path):
+    """A report directory reused night after night keeps --keep-previous earlier runs, not all."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    rep = tmp_path / "rep"
+    run_ids = []
+    for _ in range(4):
+        code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--keep-previous", "2")
+        assert code == 0, out
+        run_ids.append(json.loads((rep / "run.json").read_text())["run_id"])
+    kept = sorted(p.name for p in (rep / "previous").iterdir())
+    assert kept == sorted(run_ids[1:3]), (kept, run_ids)        # the two runs before the last one
+    assert all((rep / "previous" / r / "results.jsonl").is_file() for r in kept)
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--keep-previous", "-1")
+    assert code == 4 and "--keep-previous: must be >= 0, got -1" in out, out
