@@ -12,6 +12,7 @@ the backend in such a worker, before any case runs, and owns the report director
 """
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -584,17 +585,20 @@ class CaseFailure(Exception):
     pass
 
 
+@functools.lru_cache(maxsize=None)
+def _mark(name: str):
+    """The marker, made once: looking a marker up by name (pytest.mark's __getattr__) was half of
+    collecting a 4,000-case selection."""
+    return getattr(pytest.mark, name)
+
+
 class CaseItem(pytest.Item):
     def __init__(self, *, case: Case, **kw):
         super().__init__(**kw)
         self.case = case
         self.user_properties += [("case_id", case.id), ("op", case.op.name)]
-        self.add_marker(case.op.marker)
-        self.add_marker(case.kind)
-        for fam in case.families:
-            self.add_marker(fam)
-        if case.tier == "slow":
-            self.add_marker("slow")
+        for name in (case.op.marker, case.kind, *case.families, *(("slow",) if case.tier == "slow" else ())):
+            self.add_marker(_mark(name))
 
     def runtest(self):
         session = self.config.stash[_SESSION]

@@ -13,7 +13,8 @@ thread is blocked inside a C call, where no Python code can run.
 
 Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case, dump_dir)* and
 ("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
-("done", outcome, recovery, golden-cache use, log size) per case. The log size is where the next
+("done", outcome, recovery, golden-cache use, log size) per case; an outcome without "backend"
+ran on the backend the worker announced with "ready". The log size is where the next
 case's output starts: the supervisor may already have sent that case, so only the worker knows.
 """
 from __future__ import annotations
@@ -85,7 +86,8 @@ def serve(channel: Channel) -> int:
         cache = GoldenCache(settings["golden_cache"])
     else:
         cache = None
-    channel.send(("ready", backend.info.as_properties()))
+    announced = backend.info.as_properties()
+    channel.send(("ready", announced))
     while True:
         try:
             message = channel.recv()
@@ -94,6 +96,8 @@ def serve(channel: Channel) -> int:
         if message[0] == "close":
             break
         outcome, recovery = run_one(backend, message[1], cache, message[2])
+        if outcome.get("backend") == announced:
+            del outcome["backend"]   # the supervisor has it from "ready": 30 strings less to send per case
         # the golden cache's use in this worker so far; plain data (this module runs as __main__)
         stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
         sys.stdout.flush()

@@ -355,6 +355,8 @@ class CaseExecutor:
 
     def _finished(self, case, outcome: dict, recovery: dict | None) -> dict:
         record = dict(outcome)
+        if "backend" not in record:                  # the worker left out what it announced (child.serve)
+            record["backend"] = dict(self.properties or {})
         record["status"] = _STATUS_OF_OUTCOME[outcome["outcome"]].value
         self._stamp(record)
         if recovery:

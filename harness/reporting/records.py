@@ -139,10 +139,14 @@ def write_manifest(directory: Path, selected: list[dict], assigned: list[dict], 
     runs (each {case_id, nodeid}), and the identity the command line asked for (backend, family)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    doc = {"shard": list(shard) if shard else None, "requested": requested,
-           "selected": selected, "assigned": assigned}
+    # one case per line: readable and diffable, and encoded by json's C encoder (indent= falls
+    # back to the pure-Python one: 0.1 s for a 3,000-case run, before its first case)
+    def cases(entries: list[dict]) -> str:
+        return "[\n  " + ",\n  ".join(json.dumps(e) for e in entries) + "\n ]" if entries else "[]"
+    text = (f'{{\n "shard": {json.dumps(list(shard) if shard else None)},\n "requested": {json.dumps(requested)},\n'
+            f' "selected": {cases(selected)},\n "assigned": {cases(assigned)}\n}}\n')
     path = directory / MANIFEST
-    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     return path
 
 

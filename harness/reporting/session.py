@@ -24,6 +24,12 @@ def default_dir(root: Path, props: dict) -> Path:
     return Path(root) / "reports" / f"{props.get('backend') or 'unknown'}-{props.get('family') or 'any'}"
 
 
+def _same_records(a: list[dict], b: list[dict]) -> bool:
+    """The same record for every case (in any order: under xdist the journals' order by time
+    and the order of arrival differ)."""
+    return len(a) == len(b) and {r["case_id"]: r for r in a} == {r["case_id"]: r for r in b}
+
+
 class Recorder:
     def __init__(self, directory: Path, banner: str, properties: dict, *, root: Path, argv: list[str],
                  case_files=(), extra: dict | None = None, html: bool = True, started: str | None = None):
@@ -78,7 +84,9 @@ class Recorder:
     def finish(self, records: list[dict] | None = None, gated: bool = False) -> Path:
         """`records` (one per case, from the journals: harness/execution/journal.py) replace what
         arrived live; cases the manifest assigned that no journal knows are added as MISSING."""
-        if records is not None:
+        if records is not None and not _same_records(records, self.records):
+            # not what arrived live (a worker that died before its report, a resumed run's
+            # earlier records): the journals win. Usually the same, and then not written again.
             self.records = list(records)
             tmp = self.results_path.with_suffix(".tmp")
             tmp.write_text("".join(rec_mod.dumps(r) + "\n" for r in self.records), encoding="utf-8")
