@@ -11,8 +11,6 @@ import json
 import math
 from typing import Any
 
-import numpy as np
-
 
 _PLAIN = (str, int, bool, type(None))
 
@@ -27,8 +25,8 @@ def jsonable(x: Any) -> Any:
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [jsonable(v) for v in x]
-    if isinstance(x, np.generic):
-        x = x.item()
+    if type(x).__module__ == "numpy" and hasattr(x, "item"):   # a numpy scalar; numpy itself is not
+        x = x.item()                                            # imported here (the pytest process needs none)
     if isinstance(x, float) and not math.isfinite(x):
         return _non_finite(x)
     return x

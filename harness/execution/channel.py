@@ -51,6 +51,7 @@ class Channel:
         self._received: dict[int, object] = {}
         self._dispatch = copyreg.dispatch_table.copy()     # + a reducer for each shared object's type
         self._inbox: collections.deque = collections.deque()   # messages read while a write waited
+        self._buf = bytearray()                                 # bytes read past the last message
         os.set_blocking(write_fd, False)
 
     def share(self, obj) -> None:
@@ -97,10 +98,14 @@ class Channel:
 
     def ready(self, timeout: float | None) -> bool:
         """True when a message (or the end of the pipe) can be read within `timeout` seconds."""
-        if self._inbox:
+        if self._inbox or self._has_message():
             return True
         readable, _, _ = select.select([self.read_fd], [], [], timeout)
         return bool(readable)
+
+    def _has_message(self) -> bool:
+        """A whole message already read (select() cannot see bytes that left the pipe)."""
+        return len(self._buf) >= _HEADER.size and len(self._buf) >= _HEADER.size + _HEADER.unpack_from(self._buf)[0]
 
     def recv(self):
         return self._inbox.popleft() if self._inbox else self._read_message()
@@ -117,14 +122,16 @@ class Channel:
             return message
 
     def _read(self, n: int) -> bytes:
-        chunks, left = [], n
-        while left:
-            chunk = os.read(self.read_fd, min(left, 1 << 20))
+        """n bytes. Reads what the pipe holds (up to 1 MB) at once and keeps the rest: a message's
+        header and body, and the messages queued behind it, cost one system call, not two each."""
+        while len(self._buf) < n:
+            chunk = os.read(self.read_fd, max(n - len(self._buf), 1 << 20))
             if not chunk:
                 raise ChannelClosed("end of pipe")
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+            self._buf += chunk
+        data = bytes(self._buf[:n])
+        del self._buf[:n]
+        return data
 
     def close(self) -> None:
         for fd in (self.read_fd, self.write_fd):

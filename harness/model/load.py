@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import jsonschema
 import yaml
 
 from ..errors import CaseFileError
@@ -22,6 +21,7 @@ _SCHEMA_PATH = Path(__file__).with_name("schema.yaml")
 
 @functools.lru_cache(maxsize=1)
 def _validator():
+    import jsonschema      # only when a case file is expanded anew (build/casefiles/ holds the rest)
     schema = yaml.safe_load(_SCHEMA_PATH.read_text())
     return jsonschema.Draft202012Validator(schema)
 

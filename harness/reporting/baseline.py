@@ -22,7 +22,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jsonschema
 import yaml
 
 from ..errors import HarnessConfigError
@@ -107,6 +106,7 @@ def load_file(path: Path) -> Baseline:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
         raise BaselineError(f"{path}:{where} not valid YAML: {getattr(e, 'problem', e)}") from None
+    import jsonschema      # here, not at import: a run without a baseline never needs it (0.05 s at start-up)
     errors = sorted(jsonschema.Draft202012Validator(_SCHEMA).iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
