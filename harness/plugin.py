@@ -475,7 +475,8 @@ class CaseSession:
     def pytest_sessionfinish(self, session, exitstatus):
         if self.recorder is None:
             return
-        state = journal_mod.scan(self.recorder.dir)     # every worker's journal: one record per case
+        # every worker's journal: one record per case (this process's own from memory)
+        state = journal_mod.scan(self.recorder.dir, own=(self.journal, self.controller_journal))
         session.exitstatus = self.reporting.finish(session.exitstatus, state.records())
         if state.missing and session.exitstatus == 0:
             session.exitstatus = 1

@@ -30,10 +30,15 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "a", encoding="utf-8")
         self.run_id, self.writer = run_id, writer
+        # what this object wrote, so that the process that wrote a journal need not read it back
+        # (scan(own=...)); only for a file it started: a resumed run's file holds earlier entries
+        self.entries: list[dict] | None = [] if self._file.tell() == 0 else None
 
     def _write(self, entry: dict) -> None:
         self._file.write(jsonsafe.dumps(entry) + "\n")
         self._file.flush()                   # in the kernel before the next case starts
+        if self.entries is not None:
+            self.entries.append(entry)
 
     def started(self, case_id: str, nodeid: str, op: str | None) -> None:
         self._write({"event": "start", "case_id": case_id, "nodeid": nodeid, "op": op, "t": time.time(),
@@ -66,8 +71,10 @@ def missing_record(start: dict) -> dict:
                       f"{start.get('run_id')} and never finished (the run was killed?)"}
 
 
-def _entries(directory: Path):
+def _entries(directory: Path, skip: set[str] = frozenset()):
     for path in sorted((Path(directory) / DIRNAME).glob("*.jsonl")):
+        if path.name in skip:
+            continue
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 try:
@@ -76,9 +83,15 @@ def _entries(directory: Path):
                     continue               # a line cut short by a kill: its case counts as not finished
 
 
-def scan(directory: Path) -> State:
+def scan(directory: Path, own: tuple["Journal", ...] = ()) -> State:
+    """What the journals of `directory` say. `own`: journals this process wrote (and still holds
+    open); their entries are taken from memory instead of parsed back from disk (for a run of
+    3,000 cases that was 0.15 s at the end of every run)."""
     state = State()
-    for entry in sorted(_entries(directory), key=lambda e: e.get("t", 0)):
+    known = [j for j in own if j is not None and j.entries is not None]
+    skip = {j.path.name for j in known}
+    entries = [*_entries(directory, skip), *(e for j in known for e in j.entries)]
+    for entry in sorted(entries, key=lambda e: e.get("t", 0)):
         case_id = entry.get("case_id")
         if entry.get("event") == "start":
             if case_id not in state.final:

@@ -1,0 +1,42 @@
+"""The per-process journals (harness/execution/journal.py): what they say, read from disk or,
+for the process that wrote them, from memory, must be the same."""
+from __future__ import annotations
+
+from harness.execution import journal
+
+
+def _write(j: journal.Journal, ids, finish=True):
+    for case_id in ids:
+        j.started(case_id, f"x.yaml::{case_id}", "Op")
+        if finish:
+            j.finished({"case_id": case_id, "op": "Op", "status": "PASS", "metric": float("nan")})
+
+
+def test_own_journals_from_memory_say_what_the_files_say(tmp_path):
+    main = journal.Journal(tmp_path, "run1", "main")
+    ctrl = journal.Journal(tmp_path, "run1", "controller")
+    other = journal.Journal(tmp_path, "run1", "gw0")          # another process's journal: read from disk
+    _write(main, ["a", "b"])
+    _write(other, ["c"])
+    _write(main, ["d"], finish=False)                          # started, never finished: MISSING
+    ctrl.finished({"case_id": "e", "op": "Op", "status": "CRASH"})
+    for j in (main, ctrl, other):
+        j._file.flush()
+    from_disk = journal.scan(tmp_path)
+    from_memory = journal.scan(tmp_path, own=(main, ctrl))
+    assert list(from_memory.final) == list(from_disk.final) == ["a", "b", "c", "e"]
+    assert list(from_memory.missing) == list(from_disk.missing) == ["d"]
+    # the same records; the file holds NaN as null (strict JSON), memory the value itself
+    assert from_disk.final["a"]["metric"] is None and from_memory.final["a"]["status"] == "PASS"
+
+
+def test_a_resumed_journal_is_read_from_disk(tmp_path):
+    """A file with earlier entries (--resume appends to it) is never taken from memory alone."""
+    first = journal.Journal(tmp_path, "run1", "main")
+    _write(first, ["a"])
+    first.close()
+    again = journal.Journal(tmp_path, "run1", "main")
+    assert again.entries is None
+    _write(again, ["b"])
+    again._file.flush()
+    assert list(journal.scan(tmp_path, own=(again,)).final) == ["a", "b"]
