@@ -39,6 +39,7 @@ class Recorder:
         self.root, self.argv, self.case_files, self.extra, self.html = Path(root), argv, list(case_files), extra or {}, html
         self.results_path = self.dir / rec_mod.RESULTS
         self.results_path.write_text("")
+        self._results = None
         self.records: list[dict] = []
         self.started, self._t0 = started or ident_mod.now(), time.time()
         self.identity: dict = {}
@@ -46,8 +47,15 @@ class Recorder:
 
     def add(self, record: dict) -> None:
         self.records.append(record)
-        with self.results_path.open("a", encoding="utf-8") as f:
-            f.write(rec_mod.dumps(record) + "\n")
+        if self._results is None:             # kept open: opening and closing it per case cost more than the write
+            self._results = self.results_path.open("a", encoding="utf-8")
+        self._results.write(rec_mod.dumps(record) + "\n")
+        self._results.flush()                 # a live view: each record is in the file once it is recorded
+
+    def _close_results(self) -> None:
+        if self._results is not None:
+            self._results.close()
+            self._results = None
 
     # ---------------------------------------------------------------- views for the terminal
 
@@ -88,6 +96,7 @@ class Recorder:
             # not what arrived live (a worker that died before its report, a resumed run's
             # earlier records): the journals win. Usually the same, and then not written again.
             self.records = list(records)
+            self._close_results()             # the file is replaced: later records go to the new one
             tmp = self.results_path.with_suffix(".tmp")
             tmp.write_text("".join(rec_mod.dumps(r) + "\n" for r in self.records), encoding="utf-8")
             tmp.replace(self.results_path)
@@ -116,5 +125,6 @@ class Recorder:
         run = Run(str(self.dir), self.identity, self.records, manifest)
         report = Report(f"aclnn conformance: {run.label}", [run], self.records,
                         gate_lines=self.gate.lines() if self.gate else [])
+        self._close_results()
         writers.write_all(report, self.dir, html=self.html)
         return self.dir
