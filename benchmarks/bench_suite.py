@@ -15,8 +15,10 @@ A benchmark, not a test: it prints numbers and judges nothing.
 
 Read (1) with the cpu column: `-n 0` is itself two busy processes (pytest, and its case worker
 running the next case meanwhile), so on 2 cores `-n 2` has no idle core to win and can only
-add its start-up and xdist traffic. The load average is printed before and after: numbers taken
-while other work shares the cores are not comparable.
+add its start-up and xdist traffic; the step prints the bound that follows. Commands compared
+with each other run interleaved and are compared pair by pair (the machine's speed drifts).
+The load average is printed before and after: numbers taken while other work shares the
+cores are not comparable.
 """
 from __future__ import annotations
 
@@ -59,25 +61,41 @@ def _timed(cmd: list[str], env=None) -> tuple[float, float, int, str]:
     return wall, cpu, proc.returncode, (proc.stdout + proc.stderr).strip().splitlines()[-1:]
 
 
-def _median_runs(label, cmd, repeat, env=None):
-    walls, cpus = [], []
+def _interleaved(cmds: dict[str, list[str]], repeat: int) -> dict[str, list[tuple[float, float]]]:
+    """(wall, cpu) of each command, run in turn `repeat` times (A B C A B C ...): this machine's
+    speed drifts by up to 10 % within a minute (a shared host), more than some differences measured,
+    so commands compared with each other are measured side by side and compared pair by pair."""
+    runs: dict[str, list[tuple[float, float]]] = {k: [] for k in cmds}
     for _ in range(repeat):
-        wall, cpu, rc, tail = _timed(cmd, env)
-        walls.append(wall)
-        cpus.append(cpu)
-    w, c = statistics.median(walls), statistics.median(cpus)
-    print(f"  {label:<38} wall {w:7.2f} s   cpu {c:7.2f} s   rc {rc}   {tail[0] if tail else ''}")
-    return w
+        for label, cmd in cmds.items():
+            wall, cpu, rc, tail = _timed(cmd)
+            if rc:
+                print(f"  {label}: exit code {rc}: {tail}")
+            runs[label].append((wall, cpu))
+    for label, r in runs.items():
+        print(f"  {label:<30} wall median {statistics.median(w for w, _ in r):6.2f} s   cpu median "
+              f"{statistics.median(c for _, c in r):6.2f} s   (walls: {' '.join(f'{w:.2f}' for w, _ in r)})")
+    return runs
+
+
+def _paired_ratio(runs, num: str, den: str) -> str:
+    ratios = [a[0] / b[0] for a, b in zip(runs[num], runs[den])]
+    return f"{statistics.median(ratios):.2f} (pairs: {' '.join(f'{r:.2f}' for r in ratios)})"
 
 
 def parallel(soc, repeat):
     print("1. parallel runs (default tier, software CANN)")
     # the same plugins as ./run suite (which keeps pytest's cache: --lf and --ff need it)
     base = [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q"]
-    n0 = _median_runs("pytest -n 0", base + ["-n", "0"], repeat)
-    n2 = _median_runs("pytest -n 2", base + ["-n", "2"], repeat)
-    auto = _median_runs("./run suite (its own choice)", ["./run", "suite", "--soc", soc, "-q"], repeat)
-    print(f"  ratio -n 2 / -n 0 = {n2 / n0:.2f} (target <= 0.65); ./run suite / -n 0 = {auto / n0:.2f} (target <= 1)")
+    runs = _interleaved({"pytest -n 0": base + ["-n", "0"], "pytest -n 2": base + ["-n", "2"],
+                         "./run suite (its own choice)": ["./run", "suite", "--soc", soc, "-q"]}, repeat)
+    print(f"  ratio -n 2 / -n 0 = {_paired_ratio(runs, 'pytest -n 2', 'pytest -n 0')} (target <= 0.65)")
+    print(f"  ratio ./run suite / -n 0 = {_paired_ratio(runs, './run suite (its own choice)', 'pytest -n 0')} "
+          "(target <= 1)")
+    n0_wall, n0_cpu = (statistics.median(x) for x in zip(*runs["pytest -n 0"]))
+    print(f"  -n 0 keeps {n0_cpu / n0_wall:.2f} of this machine's {os.cpu_count()} cores busy on average: no "
+          f"parallel run can take less than cpu/cores = {n0_cpu / (os.cpu_count() or 1):.2f} s "
+          f"({n0_cpu / (os.cpu_count() or 1) / n0_wall:.2f} x the -n 0 wall) without doing less work than -n 0")
 
 
 _IN_PROCESS = textwrap.dedent("""
@@ -107,21 +125,10 @@ _IN_PROCESS = textwrap.dedent("""
 
 def overhead(soc, repeat):
     print("2. pytest path vs the same work in a plain loop (one process each)")
-    # Paired and interleaved (plain, pytest, plain, pytest, ...): this machine's speed drifts by
-    # 10 % within a minute (a shared host), more than the difference being measured, so each
-    # pytest run is divided by the plain run just before it and the median of those is reported.
-    cmds = {"plain loop": [PY, "-c", _IN_PROCESS, soc],
-            "pytest -n 0": [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q", "-n", "0"]}
-    walls: dict[str, list[float]] = {k: [] for k in cmds}
-    for _ in range(repeat):
-        for label, cmd in cmds.items():
-            wall, cpu, rc, tail = _timed(cmd)
-            walls[label].append(wall)
-    for label, w in walls.items():
-        print(f"  {label:<38} wall median {statistics.median(w):6.2f} s  (runs: {' '.join(f'{x:.2f}' for x in w)})")
-    ratios = [b / a for a, b in zip(walls["plain loop"], walls["pytest -n 0"])]
-    print(f"  ratio pytest / plain = {statistics.median(ratios):.2f} median of pairs "
-          f"({' '.join(f'{r:.2f}' for r in ratios)}) (target <= 1.25)")
+    runs = _interleaved({"plain loop": [PY, "-c", _IN_PROCESS, soc],
+                         "pytest -n 0": [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q",
+                                         "-n", "0"]}, repeat)
+    print(f"  ratio pytest / plain = {_paired_ratio(runs, 'pytest -n 0', 'plain loop')} (target <= 1.25)")
 
 
 _CACHE = textwrap.dedent("""
