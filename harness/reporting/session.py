@@ -40,6 +40,7 @@ class Recorder:
         self.results_path = self.dir / rec_mod.RESULTS
         self.results_path.write_text("")
         self._results = None
+        self._flushed = 0.0
         self.records: list[dict] = []
         self.started, self._t0 = started or ident_mod.now(), time.time()
         self.identity: dict = {}
@@ -50,7 +51,10 @@ class Recorder:
         if self._results is None:             # kept open: opening and closing it per case cost more than the write
             self._results = self.results_path.open("a", encoding="utf-8")
         self._results.write(rec_mod.dumps(record) + "\n")
-        self._results.flush()                 # a live view: each record is in the file once it is recorded
+        now = time.monotonic()
+        if now - self._flushed > 0.5:         # a live view, at most half a second behind; the journals
+            self._results.flush()             # (flushed per case) are what a killed run is rebuilt from
+            self._flushed = now
 
     def _close_results(self) -> None:
         if self._results is not None:
