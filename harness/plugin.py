@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from . import backends, families, preflight
+from . import backends, families, jsonsafe, preflight
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
 from .execution import journal as journal_mod
@@ -464,11 +464,12 @@ class CaseSession:
         if not self.is_controller or self.recorder is None:
             return      # xdist workers forward reports; the controller records
         props = dict(report.user_properties)
-        if isinstance(props.get("record"), str):
-            props["record"] = json.loads(props["record"])
+        text = props.get("record") if isinstance(props.get("record"), str) else None
+        if text is not None:
+            props["record"] = json.loads(text)
         record = self.reporting.record_report(
             props, report.nodeid, report.when, report.failed, _one_line(report),
-            died="crashed while running" in str(report.longrepr or ""), case_of=self._case_of)
+            died="crashed while running" in str(report.longrepr or ""), case_of=self._case_of, text=text)
         if record is not None and record is not props.get("record"):
             self.controller_journal.finished(record)      # a record the case worker did not send
 
@@ -608,7 +609,8 @@ class CaseItem(pytest.Item):
             return
         record = session.run_case(self)
         # the record travels with the report; from an xdist worker it must cross a pipe as text
-        self.user_properties.append(("record", json.dumps(record, default=str) if session.settings.worker else record))
+        # (strict JSON, as results.jsonl holds it: the controller writes that text as it came)
+        self.user_properties.append(("record", jsonsafe.dumps(record) if session.settings.worker else record))
         status = Status(record["status"])
         self.record = record
         if status is Status.SKIP:

@@ -142,7 +142,7 @@ class RunReporting:
         return self.recorder
 
     def record_report(self, props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
-                      died: bool, case_of) -> dict | None:
+                      died: bool, case_of, text: str | None = None) -> dict | None:
         """Record what one pytest report says about a case; returns the record written, if any.
         props: the report's user properties (its "record": the case's record, decoded); died: the pytest (xdist) worker running it died;
         case_of(nodeid) -> {case_id, op} for a case that left no record."""
@@ -171,7 +171,8 @@ class RunReporting:
                       "repro": repro.command(nodeid, base_props, self.switches, self.root)}
         else:
             return None
-        recorder.add(record)
+        # `text`: the record as the xdist worker encoded it (strict JSON), written as it came
+        recorder.add(record, text if record is props.get("record") else None)
         return record
 
     # ---------------------------------------------------------------- the end

@@ -46,11 +46,12 @@ class Recorder:
         self.identity: dict = {}
         self.gate: GateResult | None = None
 
-    def add(self, record: dict) -> None:
+    def add(self, record: dict, text: str | None = None) -> None:
+        """`text`: the record already encoded (strict JSON, one line), when it arrived that way."""
         self.records.append(record)
         if self._results is None:             # kept open: opening and closing it per case cost more than the write
             self._results = self.results_path.open("a", encoding="utf-8")
-        self._results.write(rec_mod.dumps(record) + "\n")
+        self._results.write((text if text is not None else rec_mod.dumps(record)) + "\n")
         now = time.monotonic()
         if now - self._flushed > 0.5:         # a live view, at most half a second behind; the journals
             self._results.flush()             # (flushed per case) are what a killed run is rebuilt from
