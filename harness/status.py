@@ -48,8 +48,14 @@ _LEGACY = {"passed": Status.PASS, "failed": Status.FAIL, "skipped": Status.SKIP,
            "error": Status.CRASH, "crashed": Status.CRASH, "timeout": Status.TIMEOUT}
 
 
+_BY_TEXT = {**{s.value: s for s in Status}, **_LEGACY}
+
+
 def parse(value) -> Status:
     """A Status from a Status, its name, or a legacy outcome word; ValueError names the bad value."""
+    found = _BY_TEXT.get(value) if type(value) is str else None    # the common case: one dict lookup
+    if found is not None:
+        return found
     if isinstance(value, Status):
         return value
     text = str(value)

@@ -6,6 +6,7 @@ inline SVGs written here (no plotting library).
 from __future__ import annotations
 
 import math
+import threading
 
 import jinja2
 from markupsafe import Markup, escape as markupsafe_escape
@@ -74,8 +75,22 @@ def metric_plots(report: Report) -> list[dict]:
             for op, points in report.metric_points().items()]
 
 
+_TEMPLATE = "report.html.j2"
+
+
+def prepare() -> None:
+    """Compile the template now, in a background thread (jinja keeps it): compiling took a tenth of
+    a second at the end of every run, after the last case, where nothing else overlaps it."""
+    def compile_template():
+        try:
+            _ENV.get_template(_TEMPLATE)
+        except Exception:   # said by render(), where it matters
+            pass
+    threading.Thread(target=compile_template, name="report-template", daemon=True).start()
+
+
 def render(report: Report) -> str:
-    template = _ENV.get_template("report.html.j2")
+    template = _ENV.get_template(_TEMPLATE)
     return template.render(report=report, families=report.families, matrix=report.matrix(),
                            totals=report.ordered_totals(), listed=report.listed(), slowest=report.slowest(),
                            deviations=report.deviations(), plots=metric_plots(report), colours=COLOURS,

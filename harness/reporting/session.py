@@ -37,6 +37,9 @@ class Recorder:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.banner, self.properties = banner, properties
         self.root, self.argv, self.case_files, self.extra, self.html = Path(root), argv, list(case_files), extra or {}, html
+        if html:
+            from .html import prepare
+            prepare()
         self.results_path = self.dir / rec_mod.RESULTS
         self.results_path.write_text("")
         self._results = None
