@@ -104,3 +104,40 @@ def test_both_sides_writing_at_once_do_not_deadlock():
     finally:
         sup.close()
         worker.close()
+
+
+def test_cases_sent_ahead_never_exceed_the_byte_budget(tmp_path):
+    """However big the cases, what is sent ahead and unanswered stays within AHEAD_BYTES, so a
+    send ahead cannot block on a full pipe while a hung worker keeps the supervisor from its
+    deadline. The case pytest asks for is always sent."""
+    from pathlib import Path
+    from harness.execution import supervisor
+    from harness.judge import load_case_file
+
+    class FakeChannel:                  # sizes as a real channel would report them
+        def __init__(self, size):
+            self.size, self.sent = size, []
+
+        def share(self, obj, limit=None):
+            return 0
+
+        def send(self, message, limit=None):
+            if limit is not None and self.size > limit:
+                return None
+            self.sent.append(message[1].id)
+            return self.size
+
+    cases = load_case_file(Path(__file__).resolve().parent.parent / "cases" / "avg_pool2d_backward.yaml")[1][:8]
+    for size, expected_ahead in ((1_000, supervisor.LOOKAHEAD), (12_000, 1), (40_000, 0)):
+        ex = supervisor.CaseExecutor({"backend": "torch"})
+        try:
+            ex._chan, ex._alive, ex._log = FakeChannel(size), lambda: True, tmp_path / "worker.log"
+            ex._send(cases[0], 10.0)                               # the head: always sent
+            for c in cases[1:]:
+                ex._send_ahead(c, 10.0)
+            assert ex._chan.sent == [c.id for c in cases[:1 + expected_ahead]], (size, ex._chan.sent)
+            assert sum(s.nbytes for s in ex._queue[1:]) <= supervisor.AHEAD_BYTES
+        finally:
+            ex._chan, ex._alive = None, lambda: False
+            ex._queue.clear()
+            ex.close()

@@ -54,16 +54,21 @@ class Channel:
         self._buf = bytearray()                                 # bytes read past the last message
         os.set_blocking(write_fd, False)
 
-    def share(self, obj) -> None:
+    def share(self, obj, limit: int | None = None) -> int | None:
         """Send `obj` once (if not yet sent on this channel); later messages carry a reference.
         For instances of classes: pickle never consults the dispatch table for a dict, list or
-        other builtin, so those are sent whole each time (correct, only not shared)."""
+        other builtin, so those are sent whole each time (correct, only not shared).
+        The bytes written (0: already shared), or None when they would exceed `limit` (not sent)."""
         if id(obj) in self._sent:
-            return
+            return 0
         number = len(self._sent)
-        self._write(pickle.dumps(("shared", number, obj), protocol=pickle.HIGHEST_PROTOCOL))
+        data = pickle.dumps(("shared", number, obj), protocol=pickle.HIGHEST_PROTOCOL)
+        if limit is not None and len(data) > limit:
+            return None
+        self._write(data)
         self._sent[id(obj)] = (number, obj)
         self._dispatch.setdefault(type(obj), self._reduce)
+        return len(data)
 
     def _reduce(self, obj):
         entry = self._sent.get(id(obj))
@@ -71,12 +76,17 @@ class Channel:
             return _shared, (entry[0],)
         return obj.__reduce_ex__(pickle.HIGHEST_PROTOCOL)     # an unshared object of a shared type
 
-    def send(self, message) -> None:
+    def send(self, message, limit: int | None = None) -> int | None:
+        """The bytes written, or None when the message would exceed `limit` (then it is not sent)."""
         buf = io.BytesIO()
         pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
         pickler.dispatch_table = self._dispatch
         pickler.dump(message)
-        self._write(buf.getvalue())
+        data = buf.getvalue()
+        if limit is not None and len(data) > limit:
+            return None
+        self._write(data)
+        return len(data)
 
     def _write(self, data: bytes) -> None:
         view = memoryview(_HEADER.pack(len(data)) + data)

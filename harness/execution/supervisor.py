@@ -49,10 +49,13 @@ class _Sent:
     deadline_s: float
     started: float | None = None         # time.monotonic() when the worker began it
     log_offset: int = 0
+    nbytes: int = 0                      # what sending it wrote into the pipe (the case, its operator)
 
 
 LOOKAHEAD = 4      # cases sent ahead of the one pytest is running (see CaseExecutor.run): a few,
                    # so a run of short cases (invalid ones take ~0.2 ms) does not leave the worker idle
+AHEAD_BYTES = 32 * 1024   # ... and never more unanswered bytes than half a pipe holds (64 KB on Linux):
+                          # a send ahead then cannot block, so a hung worker's deadline is always kept
 
 
 class DeviceLost(Exception):
@@ -308,22 +311,31 @@ class CaseExecutor:
     def _is_sent(self, case) -> bool:
         return any(s.case.id == case.id for s in self._queue)
 
-    def _send(self, case, deadline_s: float) -> None:
-        """Queue `case` in the worker. A closed pipe (the worker died) is found out when the
-        queue's head is awaited: a CRASH of the case the worker was running."""
+    def _send(self, case, deadline_s: float, limit: int | None = None) -> bool:
+        """Queue `case` in the worker (False: it would write more than `limit` bytes; not sent).
+        A closed pipe (the worker died) is found out when the queue's head is awaited: a CRASH
+        of the case the worker was running."""
+        nbytes = 0
         try:
-            self._chan.share(case.op)           # once per operator and worker, not with every case
+            shared = self._chan.share(case.op, limit)   # once per operator and worker, not with every case
+            if shared is None:
+                return False
             # per case, not per worker: the dump directory is known only once the run has its report dir
-            self._chan.send(("run", case, self.settings.get("dump_dir")))
+            sent = self._chan.send(("run", case, self.settings.get("dump_dir")),
+                                   None if limit is None else limit - shared)
+            if sent is None:
+                return False
+            nbytes = shared + sent
         except ChannelClosed:
             pass
         now = None if self._queue else time.monotonic()
-        self._queue.append(_Sent(case, deadline_s, now, self._log_size() if now else 0))
+        self._queue.append(_Sent(case, deadline_s, now, self._log_size() if now else 0, nbytes))
+        return True
 
     def _send_ahead(self, case, deadline_s: float) -> None:
         if (len(self._queue) <= LOOKAHEAD and self._alive() and not self.lost
                 and case.id not in self._early and not self._is_sent(case)):
-            self._send(case, deadline_s)
+            self._send(case, deadline_s, AHEAD_BYTES - sum(s.nbytes for s in self._queue))
 
     def _await_head(self) -> dict:
         """Wait for the case at the head of the queue: its record (done, CRASH or TIMEOUT)."""
