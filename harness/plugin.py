@@ -31,6 +31,7 @@ from .execution.rundir import RunDir
 from .execution.supervisor import LOOKAHEAD, CaseExecutor
 from .judge import load_atk_file, load_case_file
 from .model import Case, atk
+from .reporting import records as rec_mod
 from .reporting.gate import is_gate_failure
 from .reporting.run import ReportSettings, RunReporting, add_options as add_report_options
 from .reporting.session import Recorder
@@ -570,7 +571,8 @@ class CaseFileErrorItem(pytest.Item):
     def runtest(self):
         session = self.config.stash[_SESSION]
         record = {"case_id": f"{self.path.name}::case-file-error", "op": "(case file)", "status": Status.FAIL.value,
-                  "reason": str(self.error), "nodeid": self.nodeid, "backend": session.properties()}
+                  "reason": str(self.error), "nodeid": self.nodeid,
+                  "backend": rec_mod.record_identity(session.properties())}
         if session.run is not None:
             session.process_journal().finished(record)
         self.user_properties.append(("record", json.dumps(record)))

@@ -188,7 +188,12 @@ def test_records_and_summary_carry_the_full_identity(tmp_path):
     assert all(m["threshold"] > 0 and m["rule"] in ("<", "<=", ">=") for m in rec["metrics"])
     opapi = rec["backend"]["opapi"].split(", ")[0]          # the first op library (op-plugin order)
     assert len(rec["library_sha256"][opapi]) == 64
-    ident = json.loads((tmp_path / "rep" / "summary.json").read_text())["identity"]
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    # each record: what produced it; the run's full backend properties (environment too): summary.json
+    assert rec["backend"]["simulated"] == "true" and rec["backend"]["library"] and "LD_LIBRARY_PATH" not in rec["backend"]
+    assert summary["properties"]["LD_LIBRARY_PATH"] and \
+        all(summary["properties"][k] == v for k, v in rec["backend"].items())
+    ident = summary["identity"]
     assert ident["simulated"] is True and ident["software_cann"] is True and ident["soc_name"] == "Ascend910B2"
     assert ident["switches"]["SWCANN_DEVIATIONS"] == "1" and ident["library_sha256"][opapi] == rec["library_sha256"][opapi]
     assert ident["started"] <= ident["ended"] and "--soc ascend910b" in ident["command"]

@@ -191,6 +191,17 @@ def classify_worker(worker_record: dict, attempts: list[str] | None = None) -> t
     return classify(status.value if word != "error" else Status.FAIL.value, attempts)
 
 
+# What every record says about what produced it. The backend's other properties (its environment,
+# every library path, how set_env.sh was applied, ...) belong to the run: summary.json's
+# "properties". Repeated in each record they were 40 % of results.jsonl.
+RECORD_IDENTITY = ("backend", "library", "device", "soc_name", "family", "simulated", "backend_version",
+                   "software_cann", "root", "opapi")
+
+
+def record_identity(props: dict) -> dict:
+    return {k: props[k] for k in RECORD_IDENTITY if k in props}
+
+
 def from_outcome(outcome: dict, *, nodeid: str, case_facts: dict, props: dict, library_sha256: dict,
                  repro: str, attempts: list[str] | None = None, timings: dict | None = None) -> dict:
     """The results.jsonl record of one case: the case worker's record (runner Outcome.to_dict(),
@@ -216,8 +227,8 @@ def from_outcome(outcome: dict, *, nodeid: str, case_facts: dict, props: dict, l
         "repro": repro if status != Status.PASS else "",
         "library_sha256": library_sha256,
         "note": outcome.get("note"), "problems": outcome.get("problems") or [],
-        # kept as they were: the backend properties (every library path) and the full verdict
-        "backend": outcome.get("backend") or props, "verdict": verdict,
+        # what produced it (the run's full backend properties are in summary.json), and the full verdict
+        "backend": record_identity(outcome.get("backend") or props), "verdict": verdict,
         # the pytest-era word, kept for older readers: "error" for a case that raised, crashed or hung
         "outcome": outcome.get("outcome") or ("error" if raw.is_failure and raw != Status.MISSING else None),
     }

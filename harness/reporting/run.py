@@ -167,7 +167,7 @@ class RunReporting:
             record = {**case_of(nodeid), "nodeid": nodeid, "family": base_props.get("family", ""),
                       "status": status.value, "raw_status": status.value, "attempts": [status.value],
                       "reason": f"{status.value}: {what}: {one_line}", "error": one_line, "outcome": "error",
-                      "backend": base_props,
+                      "backend": rec_mod.record_identity(base_props),
                       "repro": repro.command(nodeid, base_props, self.switches, self.root)}
         else:
             return None
