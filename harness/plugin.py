@@ -575,7 +575,7 @@ class CaseFileErrorItem(pytest.Item):
                   "backend": rec_mod.record_identity(session.properties())}
         if session.run is not None:
             session.process_journal().finished(record)
-        self.user_properties.append(("record", json.dumps(record)))
+        self.user_properties.append(("record", jsonsafe.dumps(record)))   # as CaseItem's: written as it comes
         raise self.error
 
     def repr_failure(self, excinfo, style=None):

@@ -48,19 +48,14 @@ _LEGACY = {"passed": Status.PASS, "failed": Status.FAIL, "skipped": Status.SKIP,
            "error": Status.CRASH, "crashed": Status.CRASH, "timeout": Status.TIMEOUT}
 
 
-_BY_TEXT = {**{s.value: s for s in Status}, **_LEGACY}
+_BY_TEXT = {**{s.name: s for s in Status}, **{s.value: s for s in Status}, **_LEGACY}
 
 
 def parse(value) -> Status:
     """A Status from a Status, its name, or a legacy outcome word; ValueError names the bad value."""
-    found = _BY_TEXT.get(value) if type(value) is str else None    # the common case: one dict lookup
-    if found is not None:
-        return found
     if isinstance(value, Status):
         return value
     text = str(value)
-    if text in Status.__members__:
-        return Status[text]
-    if text in _LEGACY:
-        return _LEGACY[text]
+    if text in _BY_TEXT:
+        return _BY_TEXT[text]
     raise ValueError(f"unknown status {text!r}; valid: {', '.join(Status.__members__)}")

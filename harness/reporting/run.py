@@ -144,8 +144,9 @@ class RunReporting:
     def record_report(self, props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
                       died: bool, case_of, text: str | None = None) -> dict | None:
         """Record what one pytest report says about a case; returns the record written, if any.
-        props: the report's user properties (its "record": the case's record, decoded); died: the pytest (xdist) worker running it died;
-        case_of(nodeid) -> {case_id, op} for a case that left no record."""
+        props: the report's user properties (its "record": the case's record, decoded); died: the
+        pytest (xdist) worker running it died; case_of(nodeid) -> {case_id, op} for a case that
+        left no record."""
         recorder = self.recorder
         if recorder is None:
             return None

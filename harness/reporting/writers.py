@@ -69,8 +69,13 @@ _ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&qu
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;", **_CONTROL})
 
 
+def _start(name: str, attrs: dict, indent: str = "") -> str:
+    """The start tag without its closing '>' (an empty element ends it with '/>')."""
+    return indent + "<" + name + "".join(f' {k}="{str(v).translate(_ATTR_ESCAPES)}"' for k, v in attrs.items())
+
+
 def _element(name: str, attrs: dict, text: str | None = None, indent: str = "") -> str:
-    head = indent + "<" + name + "".join(f' {k}="{str(v).translate(_ATTR_ESCAPES)}"' for k, v in attrs.items())
+    head = _start(name, attrs, indent)
     return head + ("/>" if text is None else ">" + text.translate(_TEXT_ESCAPES) + "</" + name + ">")
 
 
@@ -86,8 +91,8 @@ def junit_xml(report: Report) -> bytes:
         failures = sum(1 for r in recs if is_gate_failure(r) and status_of(r) != Status.CRASH)
         errors = sum(1 for r in recs if status_of(r) == Status.CRASH)
         skipped = sum(1 for r in recs if status_of(r) in (Status.SKIP, Status.EXPECTED_FAIL))
-        out.append(_element("testsuite", {"name": run.label, "tests": len(recs), "failures": failures,
-                                          "errors": errors, "skipped": skipped}, indent="  ")[:-2] + ">")
+        out.append(_start("testsuite", {"name": run.label, "tests": len(recs), "failures": failures,
+                                        "errors": errors, "skipped": skipped}, indent="  ") + ">")
         out.append("    <properties>")
         ident = run.identity
         props = [(k, ident[k]) for k in _IDENTITY_ROWS if ident.get(k) not in (None, "")]
@@ -98,8 +103,8 @@ def junit_xml(report: Report) -> bytes:
         for r in recs:
             op, _, name = r["case_id"].partition(".")
             t = (r.get("timings") or {}).get("total", r.get("duration_s", 0)) or 0
-            out.append(_element("testcase", {"classname": f"{op}.{r.get('family') or 'any'}", "name": name,
-                                             "time": f"{float(t):.3f}"}, indent="    ")[:-2] + ">")
+            out.append(_start("testcase", {"classname": f"{op}.{r.get('family') or 'any'}", "name": name,
+                                           "time": f"{float(t):.3f}"}, indent="    ") + ">")
             out.append("      <properties>")
             out += [_element("property", {"name": k, "value": r[k]}, indent="        ")
                     for k in ("status", "raw_status", "family", "soc_name", "nodeid", "repro") if r.get(k)]
