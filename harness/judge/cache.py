@@ -28,7 +28,6 @@ import mmap
 import os
 import struct
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ import xxhash
 import golden as golden_pkg
 
 from .. import dtypes, inputs as inputs_mod
+from . import atomic
 from ..inputs import preparation as prepare_mod, values as values_mod
 from ..model import Case
 
@@ -88,17 +88,6 @@ def case_key(case: Case) -> str:
         "code": _code_digest(case.op.golden),
     }
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class GoldenCache:
@@ -150,7 +139,7 @@ class GoldenCache:
                 "numerics": materials.expected is not None, "created": time.time(),
                 "torch": torch.__version__, "numpy": np.__version__}
         raw = _encode(materials, info)
-        _atomic_write(path, lambda f: f.write(raw))
+        atomic.write_bytes(path, raw)
         with (self.dir / "manifest.jsonl").open("a") as f:   # one short line per write: appends do not interleave
             f.write(json.dumps({**info, "bytes": len(raw)}) + "\n")
 

@@ -18,10 +18,10 @@ import os
 import pickle
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from ..model import source
+from . import atomic
 
 _HARNESS = Path(__file__).resolve().parents[1]
 _ROOT = _HARNESS.parent
@@ -82,9 +82,6 @@ def _store(entry: Path, key: bytes, value) -> None:
         for old in entry.parent.glob(f"{entry.name.rsplit('-', 1)[0]}-*.pickle"):
             if old != entry:
                 old.unlink(missing_ok=True)   # this file's entries for older contents or code
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump((key, value), f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, entry)                # whole or absent, also with several processes at once
+        atomic.write_bytes(entry, pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL))
     except OSError:
         pass                                  # a read-only checkout: collection just is not cached
