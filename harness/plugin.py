@@ -28,7 +28,8 @@ from .errors import CaseFileError, HarnessConfigError
 from .execution import journal as journal_mod
 from .execution.deadline import deadline_for
 from .execution.rundir import RunDir
-from .execution.supervisor import LOOKAHEAD, CaseExecutor
+from .execution.pool import CasePool
+from .execution.supervisor import LOOKAHEAD
 from .judge import load_atk_file, load_case_file
 from .model import Case, atk
 from .reporting import records as rec_mod
@@ -70,6 +71,10 @@ def pytest_addoption(parser):
     g.addoption("--case-timeout", type=float, default=None, metavar="SECONDS",
                 help="deadline of every case (default: the case file's timeout_s, else sized from the case); "
                      "a case past it is TIMEOUT and its worker process is replaced")
+    g.addoption("--case-workers", default="auto", metavar="N",
+                help="case worker processes per pytest process, each running cases on its own device slot "
+                     "(default auto: one per core up to 8 on the software CANN and on torch on the CPU; one on "
+                     "hardware, on a torch accelerator, under xdist and for a single named case)")
     g.addoption("--resume", default=None, metavar="DIR",
                 help="finish an interrupted run: run only the cases without a final record in DIR's journal "
                      "(DIR is the report directory of that run)")
@@ -97,6 +102,7 @@ class RunSettings:
     prepare_only: bool = False
     case_timeout: float | None = None
     resume: str | None = None
+    case_workers: int = 1
 
     @classmethod
     def from_config(cls, config) -> "RunSettings":
@@ -116,7 +122,7 @@ class RunSettings:
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
                    getattr(config, "workerinput", {}).get("workerid"), config.getoption("golden_cache"),
-                   config.getoption("prepare_only"), timeout, config.getoption("resume"))
+                   config.getoption("prepare_only"), timeout, config.getoption("resume"), _case_workers(config))
 
     def backend_settings(self) -> dict:
         """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
@@ -128,27 +134,57 @@ def pytest_xdist_auto_num_workers(config):
     """What `-n auto` (./run suite's default) means for a case run.
 
     On hardware: one worker per visible device (the one-device-per-worker rule). On the
-    software CANN and the torch backend the work is CPU-bound, and one pytest process already
-    keeps two cores busy: its case worker runs the next case while pytest reports the current
-    one (CaseExecutor.run). Every extra pytest worker pays its own start-up (collection, a
-    zygote importing torch) and xdist's per-item traffic, so there one pytest process per two
-    cores is used, and none at all (-n 0) below four cores or for a command line that names
-    single cases (a repro line). Measured with benchmarks/bench_suite.py; see the README.
+    software CANN and the torch backend on the CPU: none (-n 0). There the parallelism comes
+    from the case workers of the one pytest process (--case-workers, harness/execution/pool.py):
+    a case costs pytest about half of what it costs its case worker, so one pytest process keeps
+    several case workers busy, while every xdist worker would add its own start-up (collection,
+    a zygote importing torch) and xdist's per-item traffic (about 1 ms of controller time per
+    case, more than pytest's own). Measured with benchmarks/bench_suite.py; see the README.
     The harness's own tests (not a case run) keep xdist's default."""
     if not _runs_cases(config):
         return None
-    if config.getoption("backend") == "aclnn":
-        from .acl import loader
-        from .environment import is_software_tree
-        found = loader.discover()
-        if found.root is not None and not is_software_tree(found.root):
-            visible = [d for d in os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").split(",") if d.strip()]
-            devices = len(visible) or 1
-            return 0 if devices == 1 else devices
-    if any("::" in str(arg) for arg in config.args):
-        return 0
-    workers = (os.cpu_count() or 1) // 2
-    return 0 if workers < 2 else min(workers, 8)
+    devices = _hardware_devices(config)
+    return 0 if devices is None or devices == 1 else devices
+
+
+def _hardware_devices(config) -> int | None:
+    """The visible devices when the run would use a hardware CANN (aclnn), else None."""
+    if config.getoption("backend") != "aclnn":
+        return None
+    from .acl import loader
+    from .environment import is_software_tree
+    found = loader.discover()
+    if found.root is None or is_software_tree(found.root):
+        return None
+    visible = [d for d in os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    return len(visible) or 1
+
+
+MAX_AUTO_CASE_WORKERS = 8
+
+
+def _case_workers(config) -> int:
+    """--case-workers as a number. `auto`: one per core (at most MAX_AUTO_CASE_WORKERS) where cases
+    are CPU work (the software CANN, torch on the CPU); one on hardware and on a torch
+    accelerator (one device per worker: more is asked for explicitly, and takes the following
+    device slots), in an xdist worker (only the next item is known there, so a second case
+    worker would have nothing to run) and for a command line that names single cases."""
+    value = str(config.getoption("case_workers"))
+    if value != "auto":
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if number < 1:
+            raise pytest.UsageError(f"--case-workers: a number >= 1 or 'auto', got {value!r}")
+        return number
+    device = str(config.getoption("device") or "cpu")
+    if (hasattr(config, "workerinput") or config.getoption("dist", "no") != "no"
+            or any("::" in str(arg) for arg in config.args)
+            or (config.getoption("backend") == "torch" and not device.startswith("cpu"))
+            or _hardware_devices(config) is not None):
+        return 1
+    return max(1, min(os.cpu_count() or 1, MAX_AUTO_CASE_WORKERS))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -275,7 +311,7 @@ class CaseSession:
         self.run: dict | None = None          # run id, report dir, backend properties, cases already done
         self.rundir: RunDir | None = None
         self.recorder: Recorder | None = None
-        self.executor: CaseExecutor | None = None
+        self.executor: CasePool | None = None
         self.journal: journal_mod.Journal | None = None
         self.controller_journal: journal_mod.Journal | None = None
         self.upcoming: list = []              # cases pytest runs next (pytest_runtest_protocol)
@@ -310,7 +346,8 @@ class CaseSession:
     def _open_run(self) -> None:
         """Everything that can be wrong with the set-up fails here, in one line, before any case runs."""
         distributed = self.config.getoption("dist", "no") != "no"
-        executor = CaseExecutor(self.settings.backend_settings(), "probe" if distributed else "main")
+        executor = CasePool(self.settings.backend_settings(), "probe" if distributed else "main",
+                            1 if distributed else self.settings.case_workers)
         try:
             properties = executor.start()
             resume = self.settings.resume
@@ -330,7 +367,7 @@ class CaseSession:
             self.executor = executor
         self.recorder = self.reporting.open_recorder(directory, properties)
         if self.executor is not None:
-            self.executor.settings["dump_dir"] = self.reporting.dump_dir(properties)
+            self.executor.set("dump_dir", self.reporting.dump_dir(properties))
         self.controller_journal = journal_mod.Journal(directory, self.rundir.run_id, "controller")
 
     def pytest_configure_node(self, node):
@@ -377,13 +414,14 @@ class CaseSession:
         if self._position is None:
             self._position = {it.nodeid: i for i, it in enumerate(items)}
         i = self._position.get(item.nodeid, -1)
-        following = items[i + 1:i + 1 + LOOKAHEAD] if i >= 0 and items[i + 1:i + 2] == [nextitem] else [nextitem]
+        ahead = 2 * LOOKAHEAD * self.settings.case_workers      # enough to keep every case worker fed
+        following = items[i + 1:i + 1 + ahead] if i >= 0 and items[i + 1:i + 2] == [nextitem] else [nextitem]
         self.upcoming = [it.case for it in following if isinstance(it, CaseItem)]
 
-    def _case_executor(self) -> CaseExecutor:
+    def _case_executor(self) -> CasePool:
         if self.executor is None:
             settings = {**self.settings.backend_settings(), "dump_dir": self.reporting.dump_dir(self.properties())}
-            self.executor = CaseExecutor(settings, self.settings.worker or "main")
+            self.executor = CasePool(settings, self.settings.worker or "main", self.settings.case_workers)
         return self.executor
 
     def process_journal(self) -> journal_mod.Journal:

@@ -110,7 +110,16 @@ def test_soc_name_to_family(name, family):
     (None, None, 4, 0), (None, "gw3", 2, 1), (None, "gw5", 8, 5), ("2", "gw1", 4, 2), ("npu:1", None, 2, 1),
 ])
 def test_device_choice(requested, worker, count, device):
-    assert runtime.pick_device(requested, worker, count) == device
+    assert runtime.pick_device(requested, runtime.worker_slot(worker), count) == device
+
+
+@pytest.mark.parametrize("worker, size, count, devices", [
+    (None, 2, 4, [0, 1]), ("gw1", 2, 4, [2, 3]), ("gw1", 3, 4, [3, 0, 1]), (None, 4, 1, [0, 0, 0, 0]),
+])
+def test_case_workers_take_consecutive_devices(worker, size, count, devices):
+    """A pool's case workers (harness/execution/pool.py) take the slots after their xdist worker's."""
+    from harness.execution.pool import slots
+    assert [runtime.pick_device(None, s, count) for s in slots(worker, size)] == devices
 
 
 def test_device_out_of_range():

@@ -134,7 +134,7 @@ def test_cases_sent_ahead_never_exceed_the_byte_budget(tmp_path):
             ex._chan, ex._alive, ex._log = FakeChannel(size), lambda: True, tmp_path / "worker.log"
             ex._send(cases[0], 10.0)                               # the head: always sent
             for c in cases[1:]:
-                ex._send_ahead(c, 10.0)
+                ex.offer(c, 10.0)
             assert ex._chan.sent == [c.id for c in cases[:1 + expected_ahead]], (size, ex._chan.sent)
             assert sum(s.nbytes for s in ex._queue[1:]) <= supervisor.AHEAD_BYTES
         finally:

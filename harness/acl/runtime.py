@@ -106,9 +106,15 @@ def current() -> Session | None:
     return _current if _current is not None and not _current.closed else None
 
 
-def pick_device(requested, worker: str | None, count: int) -> int:
-    """--device if given, else the xdist worker index ("gw3" -> 3) modulo the visible device count
-    (aclrtGetDeviceCount already honours ASCEND_RT_VISIBLE_DEVICES, which renumbers from 0)."""
+def worker_slot(worker: str | None) -> int:
+    """The index of an xdist worker id ("gw3" -> 3); 0 for anything else (no xdist)."""
+    return int(worker[2:]) if worker and worker.startswith("gw") and worker[2:].isdigit() else 0
+
+
+def pick_device(requested, slot: int | None, count: int) -> int:
+    """--device if given, else the case worker's slot (its xdist worker's index, times the case
+    workers per pytest process, plus its own index: harness/execution/pool.py) modulo the visible
+    device count (aclrtGetDeviceCount already honours ASCEND_RT_VISIBLE_DEVICES, which renumbers from 0)."""
     if requested is not None and str(requested) != "":
         text = str(requested).split(":")[-1]          # accept "3" and "npu:3"
         try:
@@ -120,11 +126,10 @@ def pick_device(requested, worker: str | None, count: int) -> int:
             raise HarnessConfigError(f"--device {device}: only {count} device(s) visible "
                                      f"(ids 0..{count - 1}; ASCEND_RT_VISIBLE_DEVICES renumbers from 0)")
         return device
-    index = int(worker[2:]) if worker and worker.startswith("gw") and worker[2:].isdigit() else 0
-    return index % count
+    return (slot or 0) % count
 
 
-def open_session(libs: Libraries, device=None, worker: str | None = None,
+def open_session(libs: Libraries, device=None, slot: int | None = None,
                  deterministic: bool = False) -> Session:
     """aclInit, pick and set the device, optional deterministic mode, create the stream, read the SoC."""
     global _current
@@ -138,7 +143,7 @@ def open_session(libs: Libraries, device=None, worker: str | None = None,
             raise HarnessConfigError(f"aclInit failed with {ret}: {recent_error(libs)}")
         owns_init = ret == abi.ACL_SUCCESS
         try:
-            device_id, count = _set_device(libs, device, worker)
+            device_id, count = _set_device(libs, device, slot)
         except BaseException:
             if owns_init:
                 rt.aclFinalize()
@@ -164,14 +169,14 @@ def _check_compatible(session: Session, libs: Libraries, device, deterministic: 
         raise HarnessConfigError(f"this process already uses device {session.device_id}; cannot switch to {device}")
 
 
-def _set_device(libs: Libraries, device, worker) -> tuple[int, int]:
+def _set_device(libs: Libraries, device, slot: int | None) -> tuple[int, int]:
     rt = libs.runtime
     count = ctypes.c_uint32(0)
     ret = rt.aclrtGetDeviceCount(ctypes.byref(count))
     if ret != abi.ACL_SUCCESS or count.value == 0:
         raise HarnessConfigError(f"aclrtGetDeviceCount returned {ret} with {count.value} device(s): "
                                  f"{recent_error(libs) or 'no device visible (driver loaded? ASCEND_RT_VISIBLE_DEVICES?)'}")
-    device_id = pick_device(device, worker, count.value)
+    device_id = pick_device(device, slot, count.value)
     ret = rt.aclrtSetDevice(device_id)
     if ret != abi.ACL_SUCCESS:
         raise HarnessConfigError(f"aclrtSetDevice({device_id}) failed with {ret}: {recent_error(libs)}")

@@ -68,7 +68,10 @@ class AclnnBackend:
             _warn_software(libs.runtime_path, fallback)
         self.libs = libs
         shared = runtime.current() is not None     # another backend of this process opened ACL already
-        self.session = runtime.open_session(libs, getattr(config, "device", None), getattr(config, "worker", None),
+        slot = getattr(config, "slot", None)        # a case worker's (harness/execution/pool.py)
+        if slot is None:
+            slot = runtime.worker_slot(getattr(config, "worker", None))
+        self.session = runtime.open_session(libs, getattr(config, "device", None), slot,
                                             bool(getattr(config, "deterministic", False)))
         try:
             family = self._check_soc(requested, software)

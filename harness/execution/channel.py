@@ -113,6 +113,10 @@ class Channel:
         readable, _, _ = select.select([self.read_fd], [], [], timeout)
         return bool(readable)
 
+    def fileno(self) -> int:
+        """The read end, for select() over several channels (wait_any)."""
+        return self.read_fd
+
     def _has_message(self) -> bool:
         """A whole message already read (select() cannot see bytes that left the pipe)."""
         return len(self._buf) >= _HEADER.size and len(self._buf) >= _HEADER.size + _HEADER.unpack_from(self._buf)[0]
@@ -149,3 +153,13 @@ class Channel:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def wait_any(channels: list[Channel], timeout: float | None) -> list[Channel]:
+    """The channels among `channels` with a message (or the end of their pipe) to read, waiting up
+    to `timeout` seconds for the first; [] when none came in time."""
+    ready = [c for c in channels if c._inbox or c._has_message()]
+    if ready:
+        return ready
+    readable, _, _ = select.select(channels, [], [], timeout)
+    return readable

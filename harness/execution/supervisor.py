@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import HarnessConfigError
 from ..status import Status
-from .channel import Channel, ChannelClosed
+from .channel import Channel, ChannelClosed, wait_any
 
 START_TIMEOUT_S = 300.0      # building the software CANN on first use can take a while
 DUMP_WAIT_S = 1.0            # how long a hung worker gets to write its stacks before SIGKILL
@@ -39,6 +39,12 @@ class CacheUse:
     hits: int
     misses: int
     rejected: list
+
+    @staticmethod
+    def total(parts: list["CacheUse"]) -> "CacheUse | None":
+        if not parts:
+            return None
+        return CacheUse(sum(p.hits for p in parts), sum(p.misses for p in parts), [r for p in parts for r in p.rejected])
 
 
 @dataclass
@@ -96,6 +102,7 @@ class _Zygote:
     """The process the workers are forked from (child.zygote)."""
 
     def __init__(self, log: Path, preload: bool = True):
+        self.log = log
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(_import_roots() + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         ours, theirs = socket.socketpair()
@@ -167,6 +174,7 @@ class CaseExecutor:
         self._log: Path | None = None
         self._starts = 0
         self._zygote: _Zygote | None = None
+        self._owns_zygote = True
         self._queue: list[_Sent] = []       # cases sent to the worker, in its order; the head is running
         self._early: dict[str, dict] = {}   # records of cases that finished before they were asked for
 
@@ -177,6 +185,10 @@ class CaseExecutor:
         caller does other work (an xdist worker collects), instead of when the first case comes."""
         if self._zygote is None:
             self._zygote = _Zygote(self._log_dir / "zygote.log", preload=self.label != "probe")
+
+    def share_zygote(self, zygote: _Zygote) -> None:
+        """Fork workers from `zygote`, which its owner (harness/execution/pool.py) closes."""
+        self._zygote, self._owns_zygote = zygote, False
 
     def start(self) -> dict[str, str]:
         """Start a worker and open the backend in it; its BackendInfo properties.
@@ -192,7 +204,7 @@ class CaseExecutor:
         except ChannelClosed as e:
             for fd in (to_child, from_parent, to_parent, from_child):
                 os.close(fd)
-            said = last_message(split_log(self._read_log_file(self._log_dir / "zygote.log"))[0])
+            said = last_message(split_log(self._read_log_file(self._zygote.log))[0])
             raise HarnessConfigError(f"cannot start a case worker: {e}: {said or 'no message'}") from None
         os.close(to_child)
         os.close(from_child)
@@ -228,9 +240,9 @@ class CaseExecutor:
         if self._chan is not None:
             self._chan.close()
         self._proc = self._chan = None
-        if self._zygote is not None:
+        if self._zygote is not None and self._owns_zygote:
             self._zygote.close()
-            self._zygote = None
+        self._zygote = None
         shutil.rmtree(self._log_dir, ignore_errors=True)
 
     def _alive(self) -> bool:
@@ -286,30 +298,62 @@ class CaseExecutor:
         now, so the worker starts the next the moment it answers `case` and works while this
         process reports `case` (pytest's per-test machinery and the worker's cases then overlap
         instead of taking turns)."""
-        if self.lost:
-            return self._record(case, Status.MISSING, f"not run: {self.lost}")
-        if case.id in self._early:
-            return self._early.pop(case.id)
-        if not self._is_sent(case):
-            if not self._alive():
-                try:
-                    self._replace(self.pending_recovery["cause"] if self.pending_recovery else "a worker exit")
-                except DeviceLost:
-                    return self._record(case, Status.MISSING, f"not run: {self.lost}")
-            self._send(case, deadline_s)
-        for nxt, nxt_deadline in ahead:
-            self._send_ahead(nxt, nxt_deadline)
-        while True:
-            head = self._queue[0]
-            record = self._await_head()
-            if head.case.id == case.id:
-                return record
-            self._early[head.case.id] = record   # a case sent earlier (ahead, or a rerun's predecessor)
-            if not self._is_sent(case):            # that case took its worker down; `case` never ran
-                return self.run(case, deadline_s)
+        return run_on([self], case, deadline_s, ahead)
 
-    def _is_sent(self, case) -> bool:
+    # ------------------------------------------------------------ what run_on schedules with
+
+    def take(self, case_id: str) -> dict | None:
+        """The record of a case this executor finished before it was asked for (or None)."""
+        return self._early.pop(case_id, None)
+
+    def holds(self, case) -> bool:
+        """`case` was sent to the worker and is not answered yet."""
         return any(s.case.id == case.id for s in self._queue)
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    @property
+    def usable(self) -> bool:
+        """Can take a case: not lost (a dead worker is replaced when it is given one)."""
+        return not self.lost
+
+    def submit(self, case, deadline_s: float) -> dict | None:
+        """Queue `case` (in a fresh worker if the last one died); a MISSING record when the device is lost."""
+        if not self._ensure_worker():
+            return self._record(case, Status.MISSING, f"not run: {self.lost}")
+        self._send(case, deadline_s)
+        return None
+
+    def offer(self, case, deadline_s: float) -> bool:
+        """Send `case` ahead if the worker has room for it (LOOKAHEAD cases, AHEAD_BYTES bytes)."""
+        if len(self._queue) > LOOKAHEAD or not self._ensure_worker():
+            return False
+        return self._send(case, deadline_s, AHEAD_BYTES - sum(s.nbytes for s in self._queue))
+
+    def _ensure_worker(self) -> bool:
+        """A live worker, replacing one that died (CRASH, TIMEOUT, a failed reset); False when the
+        device is lost (no replacement could open it)."""
+        if self.lost:
+            return False
+        if not self._alive():
+            try:
+                self._replace(self.pending_recovery["cause"] if self.pending_recovery else "a worker exit")
+            except DeviceLost:
+                return False
+        return True
+
+    def time_left(self) -> float:
+        """Seconds until the running case's deadline (the queue is not empty)."""
+        head = self._queue[0]
+        return max(0.0, head.deadline_s - (time.monotonic() - head.started))
+
+    def collect(self) -> None:
+        """Take the running case's answer (call when its channel is ready or its deadline passed):
+        its record waits in take() like any case finished early."""
+        head = self._queue[0]
+        self._early[head.case.id] = self._await_head()
 
     def _send(self, case, deadline_s: float, limit: int | None = None) -> bool:
         """Queue `case` in the worker (False: it would write more than `limit` bytes; not sent).
@@ -331,11 +375,6 @@ class CaseExecutor:
         now = None if self._queue else time.monotonic()
         self._queue.append(_Sent(case, deadline_s, now, self._log_size() if now else 0, nbytes))
         return True
-
-    def _send_ahead(self, case, deadline_s: float) -> None:
-        if (len(self._queue) <= LOOKAHEAD and self._alive() and not self.lost
-                and case.id not in self._early and not self._is_sent(case)):
-            self._send(case, deadline_s, AHEAD_BYTES - sum(s.nbytes for s in self._queue))
 
     def _await_head(self) -> dict:
         """Wait for the case at the head of the queue: its record (done, CRASH or TIMEOUT)."""
@@ -360,10 +399,7 @@ class CaseExecutor:
     @property
     def cache_stats(self) -> "CacheUse | None":
         """Golden-cache use of every worker of this executor (None without a cache)."""
-        parts = [CacheUse(**p) for p in (self._cache_done, self._cache_current) if p is not None]
-        if not parts:
-            return None
-        return CacheUse(sum(p.hits for p in parts), sum(p.misses for p in parts), [r for p in parts for r in p.rejected])
+        return CacheUse.total([CacheUse(**p) for p in (self._cache_done, self._cache_current) if p is not None])
 
     def _finished(self, case, outcome: dict, recovery: dict | None) -> dict:
         record = dict(outcome)
@@ -429,3 +465,52 @@ class CaseExecutor:
                   "backend": dict(self.properties or {}), **extra}
         self._stamp(record)
         return record
+
+
+def _least_busy(executors: list[CaseExecutor]) -> CaseExecutor:
+    """Where a case goes: the usable executor with the shortest queue (the first when all are lost:
+    its submit() then says why the case was not run)."""
+    usable = [ex for ex in executors if ex.usable]
+    return min(usable, key=lambda ex: ex.queued) if usable else executors[0]
+
+
+def run_on(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> dict:
+    """Run `case` on one of `executors` and return its record, meanwhile sending the `ahead` cases
+    to whichever has room and collecting every answer that comes in (kept until asked for).
+
+    While it waits for `case`, every worker's running case keeps its own deadline: the wait
+    ends at the earliest one, so a hang in one worker is a TIMEOUT on time while another
+    worker's case is awaited."""
+    for ex in executors:
+        record = ex.take(case.id)
+        if record is not None:
+            return record
+    owner = next((ex for ex in executors if ex.holds(case)), None)
+    while owner is None:
+        owner = _least_busy(executors)
+        missing = owner.submit(case, deadline_s)
+        if missing is not None:
+            if not any(ex.usable for ex in executors):
+                return missing
+            owner = None            # that worker's device is lost now: another one takes the case
+    known = {c.id for ex in executors for c in (s.case for s in ex._queue)} | \
+        {i for ex in executors for i in ex._early}
+    for nxt, nxt_deadline in ahead:
+        if nxt.id in known:
+            continue
+        target = _least_busy([ex for ex in executors if ex.queued <= LOOKAHEAD] or executors)
+        if not target.offer(nxt, nxt_deadline):
+            break
+        known.add(nxt.id)
+    while True:
+        busy = [ex for ex in executors if ex.queued]
+        if owner not in busy:
+            # the worker holding `case` died with a case before it (a CRASH, a TIMEOUT): it never ran
+            return run_on(executors, case, deadline_s)
+        channels = {ex._chan: ex for ex in busy}
+        ready = [channels[c] for c in wait_any(list(channels), min(ex.time_left() for ex in busy))]
+        for ex in ready or [ex for ex in busy if ex.time_left() <= 0]:
+            ex.collect()
+        record = owner.take(case.id)
+        if record is not None:
+            return record

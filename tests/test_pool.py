@@ -1,0 +1,171 @@
+"""Several case workers behind one pytest process (harness/execution/pool.py, --case-workers):
+the same verdicts as one worker, each worker's faults its own, every deadline kept while
+another worker's case is awaited, and a lost device costing only its own worker."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from harness.execution.pool import CasePool
+from harness.judge import load_case_file
+from tests.robust_cases import write_cases
+from tests.test_robust import DEADLINE_S, _faults, _pytest, _records
+
+SETTINGS = {"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
+            "deterministic": False, "worker": None}
+
+
+def _comparable(record: dict) -> dict:
+    """What must not depend on how many workers ran the case (not which worker, nor timings)."""
+    keep = ("case_id", "status", "reason", "outcome", "max_abs_error", "max_rel_error", "phase1_status",
+            "phase2_status", "mismatches", "expected_status")
+    return {k: record.get(k) for k in keep}
+
+
+def test_two_case_workers_give_the_verdicts_of_one(tmp_path):
+    write_cases(tmp_path, channels=[1, 2], sides=(4, 6, 8))
+    runs = {}
+    for workers in ("1", "2"):
+        code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--case-workers", workers, report=f"rep{workers}")
+        assert code == 0, out
+        runs[workers] = _records(tmp_path / f"rep{workers}")
+    assert [_comparable(r) for r in runs["1"]] == [_comparable(r) for r in runs["2"]]
+    assert {r["worker"] for r in runs["1"]} == {"main"}
+    used = {r["worker"] for r in runs["2"]}
+    assert used == {"main.0", "main.1"}, used              # both did work
+    assert len(runs["2"]) == len({r["case_id"] for r in runs["2"]})    # one record per case
+
+
+def test_case_workers_is_checked(tmp_path):
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    for bad in ("0", "-2", "many"):
+        code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--case-workers", bad)
+        assert code == 4 and f"--case-workers: a number >= 1 or 'auto', got '{bad}'" in out, out
+
+
+def _cases(tmp_path, **kw):
+    _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4, 6), **kw))
+    regular = [c for c in cases if c.group in ("before", "after")]
+    return regular, {c.group: c for c in cases if c.group not in ("before", "after")}
+
+
+def test_a_hang_in_one_worker_is_a_timeout_on_time_while_another_is_awaited(tmp_path, monkeypatch):
+    """Two hangs sent ahead, one to each worker, with deadlines of 2 s and 5 s. pytest asks for the
+    5 s one first: while it waits, the 2 s hang's deadline passes and is kept (its TIMEOUT is
+    taken then, not when asked for), so both cost about 5 s together, not 7. The cases queued
+    behind the hangs run again on fresh workers and pass."""
+    regular, faulty = _cases(tmp_path)
+    short, long = faulty["f437"], faulty["f529"]
+    monkeypatch.setenv("SWCANN_FAULTS", _faults(f437="phase2_hang", f529="sync_hang"))
+    deadline = {short.id: DEADLINE_S, long.id: DEADLINE_S + 3}
+    order = [regular[0], short, long, *regular[1:9]]
+    ask = [regular[0], long, *regular[1:9], short]         # the short hang is asked for last
+    pool = CasePool(SETTINGS, "main", 2)
+    try:
+        pool.start()
+        started = time.monotonic()
+        records = {}
+        for case in ask:
+            i = order.index(case)
+            ahead = [(c, deadline.get(c.id, 60.0)) for c in order[i + 1:i + 9]]
+            records[case.id] = pool.run(case, deadline.get(case.id, 60.0), ahead)
+        waited = time.monotonic() - started
+    finally:
+        pool.close()
+    s, lng = records[short.id], records[long.id]
+    assert s["status"] == lng["status"] == "TIMEOUT" and s["worker"] != lng["worker"], (s, lng)
+    assert s["duration_s"] < DEADLINE_S + 1.5, s["duration_s"]    # kept while the other was awaited
+    assert waited < DEADLINE_S + 3 + 1.5, waited
+    passed = [records[c.id] for c in regular[:9]]
+    assert [r["status"] for r in passed] == ["PASS"] * 9
+    replaced = {r["worker"] for r in passed if r.get("recovered_from", {}).get("cause") == "TIMEOUT"}
+    assert replaced == {"main.0", "main.1"}, replaced
+
+
+def test_a_crash_costs_only_its_case_and_the_cases_behind_it_run_again(tmp_path, monkeypatch):
+    regular, faulty = _cases(tmp_path)
+    crashing = faulty["f289"]
+    monkeypatch.setenv("SWCANN_FAULTS", _faults(f289="phase2_segv"))
+    pool = CasePool(SETTINGS, "main", 2)
+    order = [regular[0], crashing, *regular[1:12]]
+    try:
+        pool.start()
+        records = [pool.run(c, 60.0, [(n, 60.0) for n in order[i + 1:i + 9]]) for i, c in enumerate(order)]
+    finally:
+        pool.close()
+    assert [r["case_id"] for r in records] == [c.id for c in order]
+    assert [r["status"] for r in records] == ["PASS", "CRASH"] + ["PASS"] * 11
+    assert records[1]["signal"] == "SIGSEGV" and "injected by SWCANN_FAULTS" in records[1]["last_error"]
+
+
+def test_a_lost_device_stops_only_its_own_worker(tmp_path, monkeypatch):
+    """After a crash, the replacement of that worker cannot open its device: the pool goes on
+    with the other worker, so no case is MISSING while one worker still has a device."""
+    regular, faulty = _cases(tmp_path)
+    crashing = faulty["f289"]
+    monkeypatch.setenv("SWCANN_FAULTS", _faults(f289="phase2_segv"))
+    pool = CasePool(SETTINGS, "main", 2)
+    try:
+        pool.start()
+        assert pool.run(regular[0], 60.0)["status"] == "PASS"
+        crashed = pool.run(crashing, 60.0)
+        assert crashed["status"] == "CRASH"
+        victim = next(ex for ex in pool.executors if ex.label == crashed["worker"])
+        victim.settings["device"] = "7"                  # what its replacement will find
+        later = [pool.run(c, 60.0, [(n, 60.0) for n in regular[i + 2:min(i + 6, 10)]])
+                 for i, c in enumerate(regular[1:10])]
+        for ex in pool.executors:
+            ex.settings["device"] = "7"                  # now the other one too
+        other = next(ex for ex in pool.executors if ex is not victim)
+        other._kill()                                    # its worker dies; no replacement can open
+        gone = [pool.run(c, 60.0) for c in regular[10:12]]
+    finally:
+        pool.close()
+    assert victim.lost and "--device 7" in victim.lost
+    assert [r["status"] for r in later] == ["PASS"] * 9
+    assert {r["worker"] for r in later} == {other.label}
+    assert [r["status"] for r in gone] == ["MISSING", "MISSING"], gone
+    assert all(r["reason"].startswith("not run: device not usable after") for r in gone)
+
+
+def test_pool_workers_share_one_zygote(tmp_path):
+    """torch is imported once for all of them: the workers are forks of one zygote."""
+    pool = CasePool({**SETTINGS, "backend": "torch", "device": "cpu"}, "main", 3)
+    try:
+        pool.start()
+        zygotes = {id(ex._zygote) for ex in pool.executors}
+        pids = {ex._proc.pid for ex in pool.executors}
+    finally:
+        pool.close()
+    assert len(zygotes) == 1 and len(pids) == 3
+
+
+class _Config:
+    def __init__(self, args=("cases/",), worker=False, **options):
+        self.args = list(args)
+        self.options = {"case_workers": "auto", "device": None, "backend": "aclnn", "dist": "no", **options}
+        if worker:
+            self.workerinput = {"workerid": "gw0"}
+
+    def getoption(self, name, default=None):
+        return self.options.get(name, default)
+
+
+@pytest.mark.parametrize("config, expected", [
+    (_Config(), 2), (_Config(case_workers="3"), 3), (_Config(dist="load"), 1), (_Config(worker=True), 1),
+    (_Config(backend="torch", device="cuda:0"), 1), (_Config(backend="torch", device="cpu"), 2),
+    (_Config(args=["cases/avg_pool2d_backward.yaml::x"]), 1),
+])
+def test_auto_case_workers(monkeypatch, config, expected):
+    """auto: one per core (two here) for CPU work; one under xdist, on an accelerator, for a repro line."""
+    from harness import plugin
+    monkeypatch.setattr(plugin.os, "cpu_count", lambda: 2)
+    assert plugin._case_workers(config) == expected
+
+
+def test_auto_case_workers_is_capped(monkeypatch):
+    from harness import plugin
+    monkeypatch.setattr(plugin.os, "cpu_count", lambda: 64)
+    assert plugin._case_workers(_Config()) == plugin.MAX_AUTO_CASE_WORKERS
