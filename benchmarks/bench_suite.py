@@ -3,8 +3,9 @@
     .venv/bin/python benchmarks/bench_suite.py [--soc ascend910b] [--repeat 3] [--quick]
 
 Prints (medians of --repeat runs, whole processes, on this machine's cores):
-  1. parallel runs: wall/cpu of the default tier with -n 0, -n 2 and what `./run suite` picks;
-  2. pytest path vs in-process case work: the same cases judged by a plain Python loop
+  1. parallel runs: wall/cpu of the default tier with one case worker, with the case workers
+     `auto` picks (harness/execution/pool.py), with -n 2 (xdist) and with what `./run suite` picks;
+  2. pytest path vs in-process case work (one case worker): the same cases judged by a plain Python loop
      (imports, case expansion, backend, prepare + golden + device + compare) vs through pytest;
   3. golden cache: input+golden time of a cold run vs a warm one (same cases), default and slow tier;
   4. collection: expanding a synthetic 50,000-case file (time, peak RSS);
@@ -13,9 +14,10 @@ Targets (issue "Fast at scale"): (1) -n 2 <= 0.65 x -n 0 and ./run suite never s
 (2) <= 1.25; (3) warm <= 10 % of cold; (4) <= 10 s and < 1 GB; (5) <= 50 MB.
 A benchmark, not a test: it prints numbers and judges nothing.
 
-Read (1) with the cpu column: `-n 0` is itself two busy processes (pytest, and its case worker
-running the next case meanwhile), so on 2 cores `-n 2` has no idle core to win and can only
-add its start-up and xdist traffic; the step prints the bound that follows. Commands compared
+Read (1) with the cpu column: one case worker is itself two busy processes (pytest, and its case
+worker running the next case meanwhile), so on 2 cores `-n 2` has no idle core to win and can only
+add its start-up and xdist traffic; the step prints the bound that follows. More case workers
+under one pytest process use the idle share of the cores without that start-up and traffic. Commands compared
 with each other run interleaved and are compared pair by pair (the machine's speed drifts).
 The load average is printed before and after: numbers taken while other work shares the
 cores are not comparable.
@@ -87,15 +89,18 @@ def parallel(soc, repeat):
     print("1. parallel runs (default tier, software CANN)")
     # the same plugins as ./run suite (which keeps pytest's cache: --lf and --ff need it)
     base = [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q"]
-    runs = _interleaved({"pytest -n 0": base + ["-n", "0"], "pytest -n 2": base + ["-n", "2"],
-                         "./run suite (its own choice)": ["./run", "suite", "--soc", soc, "-q"]}, repeat)
-    print(f"  ratio -n 2 / -n 0 = {_paired_ratio(runs, 'pytest -n 2', 'pytest -n 0')} (target <= 0.65)")
-    print(f"  ratio ./run suite / -n 0 = {_paired_ratio(runs, './run suite (its own choice)', 'pytest -n 0')} "
-          "(target <= 1)")
-    n0_wall, n0_cpu = (statistics.median(x) for x in zip(*runs["pytest -n 0"]))
-    print(f"  -n 0 keeps {n0_cpu / n0_wall:.2f} of this machine's {os.cpu_count()} cores busy on average: no "
-          f"parallel run can take less than cpu/cores = {n0_cpu / (os.cpu_count() or 1):.2f} s "
-          f"({n0_cpu / (os.cpu_count() or 1) / n0_wall:.2f} x the -n 0 wall) without doing less work than -n 0")
+    one, pool, xdist, suite = ("-n 0, one case worker", "-n 0, case workers auto", "-n 2 (xdist), one each",
+                               "./run suite (its own choice)")
+    runs = _interleaved({one: base + ["-n", "0", "--case-workers", "1"], pool: base + ["-n", "0"],
+                         xdist: base + ["-n", "2"], suite: ["./run", "suite", "--soc", soc, "-q"]}, repeat)
+    print(f"  ratio -n 2 / -n 0 with one case worker = {_paired_ratio(runs, xdist, one)} (target <= 0.65)")
+    print(f"  ratio case workers auto / one case worker = {_paired_ratio(runs, pool, one)}")
+    print(f"  ratio ./run suite / -n 0 = {_paired_ratio(runs, suite, pool)} (target <= 1)")
+    wall, cpu = (statistics.median(x) for x in zip(*runs[one]))
+    cores = os.cpu_count() or 1
+    print(f"  one case worker keeps {cpu / wall:.2f} of this machine's {cores} cores busy on average: no "
+          f"parallel run can take less than cpu/cores = {cpu / cores:.2f} s ({cpu / cores / wall:.2f} x its wall) "
+          f"without doing less work")
 
 
 _IN_PROCESS = textwrap.dedent("""
@@ -127,7 +132,7 @@ def overhead(soc, repeat):
     print("2. pytest path vs the same work in a plain loop (one process each)")
     runs = _interleaved({"plain loop": [PY, "-c", _IN_PROCESS, soc],
                          "pytest -n 0": [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q",
-                                         "-n", "0"]}, repeat)
+                                         "-n", "0", "--case-workers", "1"]}, repeat)
     print(f"  ratio pytest / plain = {_paired_ratio(runs, 'pytest -n 0', 'plain loop')} (target <= 1.25)")
 
 

@@ -328,7 +328,8 @@ class CaseSession:
             report_settings, root=Path(str(config.rootpath)), argv=["pytest", *config.invocation_params.args],
             requested={"backend": settings.backend, "family": settings.family}, worker=settings.worker,
             extra={"shard": config.getoption("shard"), "reruns": report_settings.reruns,
-                   "gate": report_settings.gate, "tier": settings.tier})
+                   "gate": report_settings.gate, "tier": settings.tier,
+                   "case_workers": settings.case_workers, "xdist_workers": config.getoption("numprocesses", None)})
 
     # ------------------------------------------------------------ the run
 
