@@ -1,8 +1,8 @@
 """The supervising side of a case worker (harness/execution/child.py).
 
-One CaseExecutor per pytest process (each xdist worker, or the single process without
--n) keeps one long-lived worker process, so isolation costs a pipe round trip per case,
-not a process start. The worker is replaced only when it dies (CRASH), passes a case's
+A CaseExecutor keeps one long-lived worker process, so isolation costs a pipe round trip
+per case, not a process start. A pytest process has one executor per case worker
+(harness/execution/pool.py); run_on schedules cases over them. The worker is replaced only when it dies (CRASH), passes a case's
 deadline (TIMEOUT: its stacks are dumped, then it is killed), or cannot reset its device;
 a replacement is forked from the executor's zygote (child.py), so it costs milliseconds.
 The deadline is kept by this process, which is never blocked in the library.
