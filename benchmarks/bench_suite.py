@@ -5,6 +5,7 @@
 Prints (medians of --repeat runs, whole processes, on this machine's cores):
   1. parallel runs: wall/cpu of the default tier with one case worker, with the case workers
      `auto` picks (harness/execution/pool.py), with -n 2 (xdist) and with what `./run suite` picks;
+     then the same (but ./run suite) for the official ATK lists in ../shared/atk, whose cases are bigger;
   2. pytest path vs in-process case work (one case worker): the same cases judged by a plain Python loop
      (imports, case expansion, backend, prepare + golden + device + compare) vs through pytest;
   3. golden cache: input+golden time of a cold run vs a warm one (same cases), default and slow tier;
@@ -85,12 +86,16 @@ def _paired_ratio(runs, num: str, den: str) -> str:
     return f"{statistics.median(ratios):.2f} (pairs: {' '.join(f'{r:.2f}' for r in ratios)})"
 
 
+ATK_DIR = REPO.parent / "shared" / "atk"        # the official ATK lists (../shared/atk), when present
+
+
 def parallel(soc, repeat):
-    print("1. parallel runs (default tier, software CANN)")
-    # the same plugins as ./run suite (which keeps pytest's cache: --lf and --ff need it)
-    base = [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q"]
+    print("1. parallel runs (software CANN)")
     one, pool, xdist, suite = ("-n 0, one case worker", "-n 0, case workers auto", "-n 2 (xdist), one each",
                                "./run suite (its own choice)")
+    # the default tier: the same plugins as ./run suite (which keeps pytest's cache: --lf and --ff need it)
+    print(" default tier")
+    base = [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q"]
     runs = _interleaved({one: base + ["-n", "0", "--case-workers", "1"], pool: base + ["-n", "0"],
                          xdist: base + ["-n", "2"], suite: ["./run", "suite", "--soc", soc, "-q"]}, repeat)
     print(f"  ratio -n 2 / -n 0 with one case worker = {_paired_ratio(runs, xdist, one)} (target <= 0.65)")
@@ -101,6 +106,16 @@ def parallel(soc, repeat):
     print(f"  one case worker keeps {cpu / wall:.2f} of this machine's {cores} cores busy on average: no "
           f"parallel run can take less than cpu/cores = {cpu / cores:.2f} s ({cpu / cores / wall:.2f} x its wall) "
           f"without doing less work")
+    if not ATK_DIR.is_dir():
+        print(f" ATK lists: {ATK_DIR} not found, skipped")
+        return
+    # the ATK lists: bigger cases, so the case workers' share of the work is larger
+    print(f" ATK lists ({ATK_DIR}, --soc {soc})")
+    base = [PY, "-m", "pytest", "--backend", "aclnn", f"--atk={ATK_DIR}", "--soc", soc, "-q"]
+    runs = _interleaved({one: base + ["-n", "0", "--case-workers", "1"], pool: base + ["-n", "0"],
+                         xdist: base + ["-n", "2"]}, repeat)
+    print(f"  ratio -n 2 / -n 0 with one case worker = {_paired_ratio(runs, xdist, one)}")
+    print(f"  ratio case workers auto / one case worker = {_paired_ratio(runs, pool, one)}")
 
 
 _IN_PROCESS = textwrap.dedent("""

@@ -38,6 +38,16 @@ def test_two_case_workers_give_the_verdicts_of_one(tmp_path):
     assert len(runs["2"]) == len({r["case_id"] for r in runs["2"]})    # one record per case
 
 
+def test_each_case_worker_takes_its_own_device(tmp_path):
+    """With as many devices as case workers (here two simulated ones), worker k opens device k,
+    and every record says which device ran it."""
+    write_cases(tmp_path, channels=[1], sides=(4, 6, 8))
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--case-workers", "2", env={"SWCANN_DEVICE_COUNT": "2"})
+    assert code == 0, out
+    devices = {(r["worker"], r["backend"]["device"]) for r in _records(tmp_path / "rep")}
+    assert devices == {("main.0", "npu:0"), ("main.1", "npu:1")}, devices
+
+
 def test_case_workers_is_checked(tmp_path):
     write_cases(tmp_path, channels=[1], sides=(4,))
     for bad in ("0", "-2", "many"):
