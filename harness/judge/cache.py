@@ -201,7 +201,8 @@ def _decode(raw: memoryview, key: str) -> Materials:
             raise ValueError(f"tensor {e['part']}.{e['name']} lies outside the entry")
         t = torch.frombuffer(body[e["offset"]:e["offset"] + e["nbytes"]], dtype=stored) if e["nbytes"] else \
             torch.empty(0, dtype=stored)
-        out[e["part"]][e["name"]] = t.reshape(e["shape"]).view(dtype.torch)
+        t = t.reshape(e["shape"])
+        out[e["part"]][e["name"]] = t if stored is dtype.torch else t.view(dtype.torch)
     return Materials(out["prepared"], out["expected"] if header["numerics"] else None)
 
 
