@@ -73,8 +73,9 @@ def pytest_addoption(parser):
                      "a case past it is TIMEOUT and its worker process is replaced")
     g.addoption("--case-workers", default="auto", metavar="N",
                 help="case worker processes per pytest process, each running cases on its own device slot "
-                     "(default auto: one per core up to 8 on the software CANN and on torch on the CPU; one on "
-                     "hardware, on a torch accelerator, under xdist and for a single named case)")
+                     "(default auto: one per core up to 8, and one per 3 GiB of available memory, on the software "
+                     "CANN and on torch on the CPU; one on hardware, on a torch accelerator, under xdist and for a "
+                     "single named case)")
     g.addoption("--resume", default=None, metavar="DIR",
                 help="finish an interrupted run: run only the cases without a final record in DIR's journal "
                      "(DIR is the report directory of that run)")
@@ -161,10 +162,27 @@ def _hardware_devices(config) -> int | None:
 
 
 MAX_AUTO_CASE_WORKERS = 8
+# Memory one case worker may need: the slow tier's largest case peaked at 2.4 GB RSS in its worker
+# (benchmarks: /usr/bin/time -f %M ./run suite --tier slow --case-workers 1). Workers that run big
+# cases side by side must not meet the OOM killer: its SIGKILL would read as a library CRASH.
+WORKER_MEMORY_BYTES = 3 << 30
+
+
+def _available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo (Linux), in bytes; None where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _case_workers(config) -> int:
-    """--case-workers as a number. `auto`: one per core (at most MAX_AUTO_CASE_WORKERS) where cases
+    """--case-workers as a number. `auto`: one per core (at most MAX_AUTO_CASE_WORKERS, and no more
+    than the available memory holds at WORKER_MEMORY_BYTES each) where cases
     are CPU work (the software CANN, torch on the CPU); one on hardware and on a torch
     accelerator (one device per worker: more is asked for explicitly, and takes the following
     device slots), in an xdist worker (only the next item is known there, so a second case
@@ -184,7 +202,9 @@ def _case_workers(config) -> int:
             or (config.getoption("backend") == "torch" and not device.startswith("cpu"))
             or _hardware_devices(config) is not None):
         return 1
-    return max(1, min(os.cpu_count() or 1, MAX_AUTO_CASE_WORKERS))
+    memory = _available_memory()
+    fit = MAX_AUTO_CASE_WORKERS if memory is None else memory // WORKER_MEMORY_BYTES
+    return max(1, min(os.cpu_count() or 1, MAX_AUTO_CASE_WORKERS, fit))
 
 
 @pytest.hookimpl(tryfirst=True)
