@@ -295,7 +295,7 @@ class CaseExecutor:
         """Run `case` in the worker; its record (every record carries `status`).
 
         `ahead` [(case, deadline)] are the cases pytest will ask for next: up to LOOKAHEAD are sent
-        now, so the worker starts the next the moment it answers `case` and works while this
+        now (run_on), so the worker starts the next the moment it answers `case` and works while this
         process reports `case` (pytest's per-test machinery and the worker's cases then overlap
         instead of taking turns)."""
         return run_on([self], case, deadline_s, ahead)
@@ -309,6 +309,14 @@ class CaseExecutor:
     def holds(self, case) -> bool:
         """`case` was sent to the worker and is not answered yet."""
         return any(s.case.id == case.id for s in self._queue)
+
+    def case_ids(self) -> set[str]:
+        """The cases this executor has: sent and unanswered, or answered and not yet asked for."""
+        return {s.case.id for s in self._queue} | set(self._early)
+
+    @property
+    def channel(self) -> Channel | None:
+        return self._chan
 
     @property
     def queued(self) -> int:
@@ -493,8 +501,7 @@ def run_on(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> 
             if not any(ex.usable for ex in executors):
                 return missing
             owner = None            # that worker's device is lost now: another one takes the case
-    known = {c.id for ex in executors for c in (s.case for s in ex._queue)} | \
-        {i for ex in executors for i in ex._early}
+    known = set().union(*(ex.case_ids() for ex in executors))
     for nxt, nxt_deadline in ahead:
         if nxt.id in known:
             continue
@@ -507,7 +514,7 @@ def run_on(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> 
         if owner not in busy:
             # the worker holding `case` died with a case before it (a CRASH, a TIMEOUT): it never ran
             return run_on(executors, case, deadline_s)
-        channels = {ex._chan: ex for ex in busy}
+        channels = {ex.channel: ex for ex in busy}
         ready = [channels[c] for c in wait_any(list(channels), min(ex.time_left() for ex in busy))]
         for ex in ready or [ex for ex in busy if ex.time_left() <= 0]:
             ex.collect()
