@@ -25,7 +25,7 @@ import yaml
 from . import backends, families, jsonsafe, preflight
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
-from .execution import journal as journal_mod
+from .execution import journal as journal_mod, sizing
 from .execution.deadline import deadline_for
 from .execution.rundir import RunDir
 from .execution.pool import CasePool
@@ -132,79 +132,21 @@ class RunSettings:
 
 
 def pytest_xdist_auto_num_workers(config):
-    """What `-n auto` (./run suite's default) means for a case run.
-
-    On hardware: one worker per visible device (the one-device-per-worker rule). On the
-    software CANN and the torch backend on the CPU: none (-n 0). There the parallelism comes
-    from the case workers of the one pytest process (--case-workers, harness/execution/pool.py):
-    a case costs pytest about half of what it costs its case worker, so one pytest process keeps
-    several case workers busy, while every xdist worker would add its own start-up (collection,
-    a zygote importing torch) and xdist's per-item traffic (about 1 ms of controller time per
-    case, more than pytest's own). Measured with benchmarks/bench_suite.py; see the README.
+    """What `-n auto` (./run suite's default) means for a case run: harness/execution/sizing.py.
     The harness's own tests (not a case run) keep xdist's default."""
     if not _runs_cases(config):
         return None
-    devices = _hardware_devices(config)
-    return 0 if devices is None or devices == 1 else devices
-
-
-def _hardware_devices(config) -> int | None:
-    """The visible devices when the run would use a hardware CANN (aclnn), else None."""
-    if config.getoption("backend") != "aclnn":
-        return None
-    from .acl import loader
-    from .environment import is_software_tree
-    found = loader.discover()
-    if found.root is None or is_software_tree(found.root):
-        return None
-    visible = [d for d in os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "").split(",") if d.strip()]
-    return len(visible) or 1
-
-
-MAX_AUTO_CASE_WORKERS = 8
-# Memory one case worker may need: the slow tier's largest case peaked at 2.4 GB RSS in its worker
-# (benchmarks: /usr/bin/time -f %M ./run suite --tier slow --case-workers 1). Workers that run big
-# cases side by side must not meet the OOM killer: its SIGKILL would read as a library CRASH.
-WORKER_MEMORY_BYTES = 3 << 30
-
-
-def _available_memory() -> int | None:
-    """MemAvailable from /proc/meminfo (Linux), in bytes; None where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return sizing.auto_xdist_workers(config.getoption("backend"))
 
 
 def _case_workers(config) -> int:
-    """--case-workers as a number. `auto`: one per core (at most MAX_AUTO_CASE_WORKERS, and no more
-    than the available memory holds at WORKER_MEMORY_BYTES each) where cases
-    are CPU work (the software CANN, torch on the CPU); one on hardware and on a torch
-    accelerator (one device per worker: more is asked for explicitly, and takes the following
-    device slots), in an xdist worker (only the next item is known there, so a second case
-    worker would have nothing to run) and for a command line that names single cases."""
-    value = str(config.getoption("case_workers"))
-    if value != "auto":
-        try:
-            number = int(value)
-        except ValueError:
-            number = 0
-        if number < 1:
-            raise pytest.UsageError(f"--case-workers: a number >= 1 or 'auto', got {value!r}")
-        return number
-    device = str(config.getoption("device") or "cpu")
-    if (hasattr(config, "workerinput") or config.getoption("dist", "no") != "no"
-            or any("::" in str(arg) for arg in config.args)
-            or (config.getoption("backend") == "torch" and not device.startswith("cpu"))
-            or _hardware_devices(config) is not None):
-        return 1
-    memory = _available_memory()
-    fit = MAX_AUTO_CASE_WORKERS if memory is None else memory // WORKER_MEMORY_BYTES
-    return max(1, min(os.cpu_count() or 1, MAX_AUTO_CASE_WORKERS, fit))
+    try:
+        return sizing.case_workers(str(config.getoption("case_workers")), backend=config.getoption("backend"),
+                                   device=config.getoption("device"),
+                                   distributed=hasattr(config, "workerinput") or config.getoption("dist", "no") != "no",
+                                   single_case=any("::" in str(arg) for arg in config.args))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
 
 
 @pytest.hookimpl(tryfirst=True)

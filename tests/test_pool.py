@@ -171,25 +171,26 @@ class _Config:
 def test_auto_case_workers(monkeypatch, config, expected):
     """auto: one per core (two here) for CPU work; one under xdist, on an accelerator, for a repro line."""
     from harness import plugin
-    monkeypatch.setattr(plugin.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(plugin, "_available_memory", lambda: 64 << 30)
+    from harness.execution import sizing
+    monkeypatch.setattr(sizing.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(sizing, "available_memory", lambda: 64 << 30)
     assert plugin._case_workers(config) == expected
 
 
 @pytest.mark.parametrize("cpus, memory, expected", [
-    (64, 256 << 30, 8),          # at most MAX_AUTO_CASE_WORKERS
+    (64, 256 << 30, 8),          # at most sizing.MAX_AUTO_CASE_WORKERS
     (16, 10 << 30, 3),           # what the memory holds at 3 GiB a worker
     (4, 1 << 30, 1),             # never none
     (4, None, 4),                # memory unknown: the cores decide
 ])
 def test_auto_case_workers_is_capped_by_cores_and_memory(monkeypatch, cpus, memory, expected):
-    from harness import plugin
-    monkeypatch.setattr(plugin.os, "cpu_count", lambda: cpus)
-    monkeypatch.setattr(plugin, "_available_memory", lambda: memory)
-    assert plugin._case_workers(_Config()) == expected
+    from harness.execution import sizing
+    monkeypatch.setattr(sizing.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(sizing, "available_memory", lambda: memory)
+    assert sizing.case_workers("auto", backend="aclnn", device=None, distributed=False, single_case=False) == expected
 
 
 def test_available_memory_is_read():
-    from harness import plugin
-    memory = plugin._available_memory()
+    from harness.execution import sizing
+    memory = sizing.available_memory()
     assert memory is None or 64 << 20 < memory < 1 << 50
