@@ -415,7 +415,10 @@ class CaseSession:
             return None
         if self.run is None:
             return backends.preview(self.settings.backend, self.settings)
-        return banner(self.run["properties"])
+        workers = self.settings.case_workers
+        how = "auto" if config.getoption("case_workers") == "auto" else "--case-workers"
+        return [banner(self.run["properties"]),
+                f"case workers: {workers} per pytest process ({how}; harness/execution/sizing.py)"]
 
     @pytest.hookimpl(trylast=True)     # after -k/-m: the shard splits what is left
     def pytest_collection_modifyitems(self, config, items):
