@@ -109,3 +109,19 @@ def test_chromium_renders_the_matrix_and_a_failure(sweep, tmp_path):
     subprocess.run([browser, *flags, "--window-size=1400,2000", f"--screenshot={shot}", page.as_uri()],
                    capture_output=True, text=True, timeout=120)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000   # a page, not a blank
+
+
+def test_parallel_jobs_share_the_cores_as_case_workers(monkeypatch, tmp_path):
+    """Jobs run side by side split the cores between them instead of each taking one case worker
+    per core; a --case-workers of the user's own is left alone."""
+    from harness.reporting import sweep
+    monkeypatch.setattr(sweep.os, "cpu_count", lambda: 8)
+
+    def workers(cmd):
+        return [cmd[i + 1] for i, x in enumerate(cmd) if x == "--case-workers"]
+
+    assert workers(sweep.job_command("ascend910b", 1, 2, tmp_path, "aclnn", [], parallel=1)) == []
+    assert workers(sweep.job_command("ascend910b", 1, 2, tmp_path, "aclnn", [], parallel=2)) == ["4"]
+    assert workers(sweep.job_command("ascend910b", 1, 2, tmp_path, "aclnn", [], parallel=16)) == ["1"]
+    assert workers(sweep.job_command("ascend910b", 1, 2, tmp_path, "aclnn", ["--case-workers", "3"],
+                                     parallel=2)) == ["3"]

@@ -16,13 +16,17 @@ from pathlib import Path
 import yaml
 
 
-def job_command(family: str, shard: int, shards: int, out: Path, backend: str, extra: list[str]) -> list[str]:
+def job_command(family: str, shard: int, shards: int, out: Path, backend: str, extra: list[str],
+                parallel: int = 1) -> list[str]:
     """One job of the matrix: the suite on one family, one shard, its own report directory.
-    The whole of cases/ unless the extra arguments name case files."""
+    The whole of cases/ unless the extra arguments name case files. With `parallel` jobs at once,
+    each gets its share of the cores as case workers (each would otherwise take one per core)."""
     targets = [] if any(x.endswith((".yaml", ".yml")) or ".yaml::" in x for x in extra) else ["cases/"]
+    share = [] if parallel <= 1 or any(x.startswith("--case-workers") for x in extra) else \
+        ["--case-workers", str(max(1, (os.cpu_count() or 1) // parallel))]
     return [sys.executable, "-m", "pytest", *targets, "--backend", backend, "--soc", family,
             "--shard", f"{shard}/{shards}", "--report-dir", str(out / f"{family}-{shard}"), "-p", "no:cacheprovider",
-            *extra]
+            *share, *extra]
 
 
 def write_manifest(out: Path, backend: str, families: list[str], shards: int) -> Path:
@@ -52,7 +56,7 @@ def run(out: Path, families: list[str], shards: int, backend: str, extra: list[s
     for family, shard in jobs:                # at most `parallel` jobs at once, finished in start order
         if len(running) >= parallel:
             _finish(*running.pop(0))
-        cmd = job_command(family, shard, shards, out, backend, extra)
+        cmd = job_command(family, shard, shards, out, backend, extra, parallel)
         print(f"== job {family} shard {shard}/{shards}: pytest {shlex.join(cmd[3:])}", flush=True)
         running.append((f"{family} {shard}/{shards}", subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
                                                                         stderr=subprocess.PIPE, text=True)))
