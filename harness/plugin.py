@@ -136,7 +136,7 @@ def pytest_xdist_auto_num_workers(config):
     The harness's own tests (not a case run) keep xdist's default."""
     if not _runs_cases(config):
         return None
-    return sizing.auto_xdist_workers(config.getoption("backend"))
+    return sizing.auto_xdist_workers(config.getoption("backend"), config.getoption("prepare_only"))
 
 
 def _case_workers(config) -> int:

@@ -190,6 +190,17 @@ def test_auto_case_workers_is_capped_by_cores_and_memory(monkeypatch, cpus, memo
     assert sizing.case_workers("auto", backend="aclnn", device=None, distributed=False, single_case=False) == expected
 
 
+def test_prepare_only_spreads_over_xdist_workers(monkeypatch):
+    """--prepare-only computes in the pytest processes (no case workers): -n auto gives it the cores."""
+    from harness.execution import sizing
+    monkeypatch.setattr(sizing.os, "cpu_count", lambda: 6)
+    monkeypatch.setattr(sizing, "available_memory", lambda: 64 << 30)
+    assert sizing.auto_xdist_workers("aclnn", prepare_only=True) == 6
+    assert sizing.auto_xdist_workers("aclnn") == 0
+    monkeypatch.setattr(sizing.os, "cpu_count", lambda: 1)
+    assert sizing.auto_xdist_workers("torch", prepare_only=True) == 0
+
+
 def test_available_memory_is_read():
     from harness.execution import sizing
     memory = sizing.available_memory()

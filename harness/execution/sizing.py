@@ -44,10 +44,23 @@ def available_memory() -> int | None:
     return None
 
 
-def auto_xdist_workers(backend: str) -> int:
-    """-n auto for a case run: one per visible device on hardware (none for one device), else none."""
+def auto_xdist_workers(backend: str, prepare_only: bool = False) -> int:
+    """-n auto for a case run: one per visible device on hardware (none for one device), else none.
+    --prepare-only computes inputs and goldens in the pytest processes themselves (no case
+    workers, no device): there the xdist workers are the parallelism, as many as case workers
+    would be."""
+    if prepare_only:
+        workers = _cpu_workers()
+        return 0 if workers == 1 else workers
     devices = hardware_devices(backend)
     return 0 if devices is None or devices == 1 else devices
+
+
+def _cpu_workers() -> int:
+    """Processes for CPU work: one per core, at most MAX_AUTO_CASE_WORKERS, each with its memory."""
+    memory = available_memory()
+    fit = MAX_AUTO_CASE_WORKERS if memory is None else memory // WORKER_MEMORY_BYTES
+    return max(1, min(os.cpu_count() or 1, MAX_AUTO_CASE_WORKERS, fit))
 
 
 def case_workers(value: str, *, backend: str, device: str | None, distributed: bool, single_case: bool) -> int:
@@ -70,6 +83,4 @@ def case_workers(value: str, *, backend: str, device: str | None, distributed: b
     accelerator = backend == "torch" and not str(device or "cpu").startswith("cpu")
     if distributed or single_case or accelerator or hardware_devices(backend) is not None:
         return 1
-    memory = available_memory()
-    fit = MAX_AUTO_CASE_WORKERS if memory is None else memory // WORKER_MEMORY_BYTES
-    return max(1, min(os.cpu_count() or 1, MAX_AUTO_CASE_WORKERS, fit))
+    return _cpu_workers()
