@@ -114,8 +114,10 @@ def test_chromium_renders_the_matrix_and_a_failure(sweep, tmp_path):
 def test_parallel_jobs_share_the_cores_as_case_workers(monkeypatch, tmp_path):
     """Jobs run side by side split the cores between them instead of each taking one case worker
     per core; a --case-workers of the user's own is left alone."""
+    from harness.execution import sizing
     from harness.reporting import sweep
-    monkeypatch.setattr(sweep.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(sizing.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(sizing, "available_memory", lambda: 64 << 30)
 
     def workers(cmd):
         return [cmd[i + 1] for i, x in enumerate(cmd) if x == "--case-workers"]

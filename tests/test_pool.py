@@ -190,6 +190,18 @@ def test_auto_case_workers_is_capped_by_cores_and_memory(monkeypatch, cpus, memo
     assert sizing.case_workers("auto", backend="aclnn", device=None, distributed=False, single_case=False) == expected
 
 
+@pytest.mark.parametrize("cpus, memory, jobs, expected", [
+    (64, 256 << 30, 2, 8),       # a share of 32 cores, but at most MAX_AUTO_CASE_WORKERS
+    (16, 12 << 30, 2, 2),        # 6 GiB each: two workers of 3 GiB
+    (8, 64 << 30, 16, 1),        # never none
+])
+def test_jobs_side_by_side_share_cores_and_memory(monkeypatch, cpus, memory, jobs, expected):
+    from harness.execution import sizing
+    monkeypatch.setattr(sizing.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(sizing, "available_memory", lambda: memory)
+    assert sizing.cpu_workers(jobs) == expected
+
+
 def test_prepare_only_spreads_over_xdist_workers(monkeypatch):
     """--prepare-only computes in the pytest processes (no case workers): -n auto gives it the cores."""
     from harness.execution import sizing

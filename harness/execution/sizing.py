@@ -50,17 +50,18 @@ def auto_xdist_workers(backend: str, prepare_only: bool = False) -> int:
     workers, no device): there the xdist workers are the parallelism, as many as case workers
     would be."""
     if prepare_only:
-        workers = _cpu_workers()
+        workers = cpu_workers()
         return 0 if workers == 1 else workers
     devices = hardware_devices(backend)
     return 0 if devices is None or devices == 1 else devices
 
 
-def _cpu_workers() -> int:
-    """Processes for CPU work: one per core, at most MAX_AUTO_CASE_WORKERS, each with its memory."""
+def cpu_workers(jobs: int = 1) -> int:
+    """Processes for CPU work in each of `jobs` runs side by side (a nightly sweep's): a share of the
+    cores, at most MAX_AUTO_CASE_WORKERS, each with WORKER_MEMORY_BYTES of the available memory."""
     memory = available_memory()
-    fit = MAX_AUTO_CASE_WORKERS if memory is None else memory // WORKER_MEMORY_BYTES
-    return max(1, min(os.cpu_count() or 1, MAX_AUTO_CASE_WORKERS, fit))
+    fit = MAX_AUTO_CASE_WORKERS if memory is None else memory // (WORKER_MEMORY_BYTES * jobs)
+    return max(1, min((os.cpu_count() or 1) // jobs, MAX_AUTO_CASE_WORKERS, fit))
 
 
 def case_workers(value: str, *, backend: str, device: str | None, distributed: bool, single_case: bool) -> int:
@@ -83,4 +84,4 @@ def case_workers(value: str, *, backend: str, device: str | None, distributed: b
     accelerator = backend == "torch" and not str(device or "cpu").startswith("cpu")
     if distributed or single_case or accelerator or hardware_devices(backend) is not None:
         return 1
-    return _cpu_workers()
+    return cpu_workers()

@@ -15,15 +15,17 @@ from pathlib import Path
 
 import yaml
 
+from ..execution import sizing
+
 
 def job_command(family: str, shard: int, shards: int, out: Path, backend: str, extra: list[str],
                 parallel: int = 1) -> list[str]:
     """One job of the matrix: the suite on one family, one shard, its own report directory.
     The whole of cases/ unless the extra arguments name case files. With `parallel` jobs at once,
-    each gets its share of the cores as case workers (each would otherwise take one per core)."""
+    each gets its share of the cores and memory as case workers (each would otherwise take them all)."""
     targets = [] if any(x.endswith((".yaml", ".yml")) or ".yaml::" in x for x in extra) else ["cases/"]
     share = [] if parallel <= 1 or any(x.startswith("--case-workers") for x in extra) else \
-        ["--case-workers", str(max(1, (os.cpu_count() or 1) // parallel))]
+        ["--case-workers", str(sizing.cpu_workers(parallel))]
     return [sys.executable, "-m", "pytest", *targets, "--backend", backend, "--soc", family,
             "--shard", f"{shard}/{shards}", "--report-dir", str(out / f"{family}-{shard}"), "-p", "no:cacheprovider",
             *share, *extra]
