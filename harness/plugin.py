@@ -358,7 +358,7 @@ class CaseSession:
         case = item.case
         self.process_journal().started(case.id, item.nodeid, case.op.name)
         deadline = deadline_for(case, self.settings.case_timeout)
-        ahead = [(c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming]  # CaseExecutor.run
+        ahead = [(c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming]  # supervisor.run_on
         try:   # reruns, the record (status, identity, repro, timings), the gate's verdict, the dump
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
                                              lambda: executor.run(case, deadline, ahead))

@@ -108,18 +108,17 @@ class Channel:
 
     def ready(self, timeout: float | None) -> bool:
         """True when a message (or the end of the pipe) can be read within `timeout` seconds."""
-        if self._inbox or self._has_message():
-            return True
-        readable, _, _ = select.select([self.read_fd], [], [], timeout)
-        return bool(readable)
+        return bool(wait_any([self], timeout))
 
     def fileno(self) -> int:
         """The read end, for select() over several channels (wait_any)."""
         return self.read_fd
 
-    def _has_message(self) -> bool:
-        """A whole message already read (select() cannot see bytes that left the pipe)."""
-        return len(self._buf) >= _HEADER.size and len(self._buf) >= _HEADER.size + _HEADER.unpack_from(self._buf)[0]
+    def _pending(self) -> bool:
+        """A whole message already read: in the inbox, or in the buffer (select() cannot see
+        bytes that left the pipe)."""
+        return bool(self._inbox) or (len(self._buf) >= _HEADER.size
+                                     and len(self._buf) >= _HEADER.size + _HEADER.unpack_from(self._buf)[0])
 
     def recv(self):
         return self._inbox.popleft() if self._inbox else self._read_message()
@@ -158,7 +157,7 @@ class Channel:
 def wait_any(channels: list[Channel], timeout: float | None) -> list[Channel]:
     """The channels among `channels` with a message (or the end of their pipe) to read, waiting up
     to `timeout` seconds for the first; [] when none came in time."""
-    ready = [c for c in channels if c._inbox or c._has_message()]
+    ready = [c for c in channels if c._pending()]
     if ready:
         return ready
     readable, _, _ = select.select(channels, [], [], timeout)

@@ -2,9 +2,10 @@
 
 A CaseExecutor keeps one long-lived worker process, so isolation costs a pipe round trip
 per case, not a process start. A pytest process has one executor per case worker
-(harness/execution/pool.py); run_on schedules cases over them. The worker is replaced only when it dies (CRASH), passes a case's
-deadline (TIMEOUT: its stacks are dumped, then it is killed), or cannot reset its device;
-a replacement is forked from the executor's zygote (child.py), so it costs milliseconds.
+(harness/execution/pool.py); run_on schedules cases over them. The worker is replaced only
+when it dies (CRASH), passes a case's deadline (TIMEOUT: its stacks are dumped, then it is
+killed), or cannot reset its device; a replacement is forked from the executor's zygote
+(child.py), so it costs milliseconds.
 The deadline is kept by this process, which is never blocked in the library.
 """
 from __future__ import annotations
@@ -323,6 +324,11 @@ class CaseExecutor:
         return len(self._queue)
 
     @property
+    def has_room(self) -> bool:
+        """Fewer cases queued than the one running plus LOOKAHEAD sent ahead."""
+        return len(self._queue) <= LOOKAHEAD
+
+    @property
     def usable(self) -> bool:
         """Can take a case: not lost (a dead worker is replaced when it is given one)."""
         return not self.lost
@@ -336,7 +342,7 @@ class CaseExecutor:
 
     def offer(self, case, deadline_s: float) -> bool:
         """Send `case` ahead if the worker has room for it (LOOKAHEAD cases, AHEAD_BYTES bytes)."""
-        if len(self._queue) > LOOKAHEAD or not self._ensure_worker():
+        if not self.has_room or not self._ensure_worker():
             return False
         return self._send(case, deadline_s, AHEAD_BYTES - sum(s.nbytes for s in self._queue))
 
@@ -505,7 +511,7 @@ def run_on(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> 
     for nxt, nxt_deadline in ahead:
         if nxt.id in known:
             continue
-        target = _least_busy([ex for ex in executors if ex.queued <= LOOKAHEAD] or executors)
+        target = _least_busy([ex for ex in executors if ex.has_room] or executors)
         if not target.offer(nxt, nxt_deadline):
             break
         known.add(nxt.id)
