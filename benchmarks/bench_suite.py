@@ -89,19 +89,28 @@ def _paired_ratio(runs, num: str, den: str) -> str:
 ATK_DIR = REPO.parent / "shared" / "atk"        # the official ATK lists (../shared/atk), when present
 
 
+ONE, POOL, XDIST, SUITE = ("-n 0, one case worker", "-n 0, case workers auto", "-n 2 (xdist), one each",
+                           "./run suite (its own choice)")
+
+
+def _worker_counts(base: list[str], repeat: int, extra: dict | None = None, xdist_target: str = "") -> dict:
+    """`base` with one case worker, with the case workers auto picks and with -n 2, interleaved
+    (and `extra` commands beside them); the ratios of the last two to the first."""
+    runs = _interleaved({ONE: base + ["-n", "0", "--case-workers", "1"], POOL: base + ["-n", "0"],
+                         XDIST: base + ["-n", "2"], **(extra or {})}, repeat)
+    print(f"  ratio -n 2 / -n 0 with one case worker = {_paired_ratio(runs, XDIST, ONE)}{xdist_target}")
+    print(f"  ratio case workers auto / one case worker = {_paired_ratio(runs, POOL, ONE)}")
+    return runs
+
+
 def parallel(soc, repeat):
     print("1. parallel runs (software CANN)")
-    one, pool, xdist, suite = ("-n 0, one case worker", "-n 0, case workers auto", "-n 2 (xdist), one each",
-                               "./run suite (its own choice)")
     # the default tier: the same plugins as ./run suite (which keeps pytest's cache: --lf and --ff need it)
     print(" default tier")
-    base = [PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q"]
-    runs = _interleaved({one: base + ["-n", "0", "--case-workers", "1"], pool: base + ["-n", "0"],
-                         xdist: base + ["-n", "2"], suite: ["./run", "suite", "--soc", soc, "-q"]}, repeat)
-    print(f"  ratio -n 2 / -n 0 with one case worker = {_paired_ratio(runs, xdist, one)} (target <= 0.65)")
-    print(f"  ratio case workers auto / one case worker = {_paired_ratio(runs, pool, one)}")
-    print(f"  ratio ./run suite / -n 0 = {_paired_ratio(runs, suite, pool)} (target <= 1)")
-    wall, cpu = (statistics.median(x) for x in zip(*runs[one]))
+    runs = _worker_counts([PY, "-m", "pytest", "cases/", "--backend", "aclnn", "--soc", soc, "-q"], repeat,
+                          {SUITE: ["./run", "suite", "--soc", soc, "-q"]}, xdist_target=" (target <= 0.65)")
+    print(f"  ratio ./run suite / -n 0 = {_paired_ratio(runs, SUITE, POOL)} (target <= 1)")
+    wall, cpu = (statistics.median(x) for x in zip(*runs[ONE]))
     cores = os.cpu_count() or 1
     print(f"  one case worker keeps {cpu / wall:.2f} of this machine's {cores} cores busy on average: no "
           f"parallel run can take less than cpu/cores = {cpu / cores:.2f} s ({cpu / cores / wall:.2f} x its wall) "
@@ -111,11 +120,7 @@ def parallel(soc, repeat):
         return
     # the ATK lists: bigger cases, so the case workers' share of the work is larger
     print(f" ATK lists ({ATK_DIR}, --soc {soc})")
-    base = [PY, "-m", "pytest", "--backend", "aclnn", f"--atk={ATK_DIR}", "--soc", soc, "-q"]
-    runs = _interleaved({one: base + ["-n", "0", "--case-workers", "1"], pool: base + ["-n", "0"],
-                         xdist: base + ["-n", "2"]}, repeat)
-    print(f"  ratio -n 2 / -n 0 with one case worker = {_paired_ratio(runs, xdist, one)}")
-    print(f"  ratio case workers auto / one case worker = {_paired_ratio(runs, pool, one)}")
+    _worker_counts([PY, "-m", "pytest", "--backend", "aclnn", f"--atk={ATK_DIR}", "--soc", soc, "-q"], repeat)
 
 
 _IN_PROCESS = textwrap.dedent("""
