@@ -190,9 +190,10 @@ class Where:
             raise self.error(f"{name} must fit a C double, got an integer of {len(str(abs(v)))} digits", where)
         return v
 
-    def deviations(self, g, fld: str = "deviations") -> tuple[Deviation, ...]:
+    def deviations(self, items, fld: str = "deviations") -> tuple[Deviation, ...]:
+        """The deviation entries `items` (a group's `deviations`, a file's `atk_deviations`: `fld`)."""
         out = []
-        for i, d in enumerate(g.get("deviations") or []):
+        for i, d in enumerate(items or []):
             if d["backend"] not in self.vocab.backends:
                 raise self.error(f"unknown backend {d['backend']!r}; valid: {', '.join(self.vocab.backends)}",
                                  f"{fld}.{i}.backend")
@@ -227,7 +228,7 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
     lays = [w.layouts(f"matrix.layout.{i}", x, op) for i, x in enumerate(m.get("layout", ["contiguous"]))]
     dists = [w.distribution("matrix.values", v, named) for v in m.get("values", ["uniform"])]
     attr_sets = [w.attrs(f"matrix.attrs.{i}", a, op) for i, a in enumerate(m["attrs"])]
-    devs = w.deviations(g)
+    devs = w.deviations(g.get("deviations"))
     cases = []
     for shape, dt, idt, fmt, lay, dist, attrs in itertools.product(shapes, dts, idts, fmts, lays, dists, attr_sets):
         case_name = ids.matrix_case_name(name, dt, idt, shape, attrs, fmt, lay, dist.name)
