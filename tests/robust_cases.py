@@ -13,6 +13,9 @@ ATTRS = {"kernelSize": [2, 2], "stride": [2, 2], "padding": [0, 0], "dilation": 
 SIDES = (4, 6, 8, 10, 12)
 # gradOutput of [1, 1, 2a, 2b] pooled 2x2 has a*b elements: all above the regular cases' 5*6*6
 FAULTY = {"f289": (17, 17), "f323": (17, 19), "f361": (19, 19), "f437": (19, 23), "f529": (23, 23)}
+# what a CaseExecutor or CasePool is given to run these on the software CANN, as plugin.py builds it
+EXECUTOR_SETTINGS = {"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
+                     "deterministic": False, "worker": None}
 
 
 def faulty_numel(group: str) -> int:

@@ -10,11 +10,8 @@ import pytest
 
 from harness.execution.pool import CasePool
 from harness.judge import load_case_file
-from tests.robust_cases import write_cases
+from tests.robust_cases import EXECUTOR_SETTINGS as SETTINGS, write_cases
 from tests.test_robust import DEADLINE_S, _faults, _pytest, _records
-
-SETTINGS = {"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
-            "deterministic": False, "worker": None}
 
 
 def _comparable(record: dict) -> dict:

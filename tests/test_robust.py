@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.execution import journal
-from tests.robust_cases import faulty_numel, write_cases
+from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, write_cases
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE_S = 2.0
@@ -212,8 +212,7 @@ def test_a_device_that_cannot_be_brought_back_stops_its_worker(tmp_path, monkeyp
     regular = [c for c in cases if c.group in ("before", "after")]
     crashing = next(c for c in cases if c.group == "f289")
     monkeypatch.setenv("SWCANN_FAULTS", _faults(f289="phase2_segv"))
-    executor = CaseExecutor({"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
-                             "deterministic": False, "worker": None})
+    executor = CaseExecutor(EXECUTOR_SETTINGS)
     try:
         executor.start()
         assert executor.run(regular[0], 60)["status"] == "PASS"
@@ -239,8 +238,7 @@ def test_a_case_sent_ahead_keeps_its_own_verdict_and_deadline(tmp_path, monkeypa
     crashing = next(c for c in cases if c.group == "f289")
     hanging = next(c for c in cases if c.group == "f437")
     monkeypatch.setenv("SWCANN_FAULTS", _faults(f289="phase2_segv", f437="phase2_hang"))
-    executor = CaseExecutor({"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
-                             "deterministic": False, "worker": None})
+    executor = CaseExecutor(EXECUTOR_SETTINGS)
     a, b, c, d = regular[:4]
     try:
         executor.start()
@@ -282,8 +280,7 @@ def test_a_crash_sent_ahead_is_told_with_its_own_output_while_pytest_lags(tmp_pa
         time.sleep(1.0)                      # the worker runs ahead meanwhile
         return real_ready(self, timeout)
 
-    executor = CaseExecutor({"backend": "aclnn", "device": None, "family": None, "no_sw_fallback": False,
-                             "deterministic": False, "worker": None})
+    executor = CaseExecutor(EXECUTOR_SETTINGS)
     try:
         executor.start()
         monkeypatch.setattr(channel_mod.Channel, "ready", lagging_ready)

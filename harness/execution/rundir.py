@@ -16,6 +16,7 @@ import shutil
 import time
 from pathlib import Path
 
+from .. import atomic
 from ..errors import HarnessConfigError
 
 RUN_FILE = "run.json"
@@ -100,6 +101,4 @@ def _prune(previous: Path, keep: int, newest: Path) -> Path | None:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    atomic.write_bytes(path, (json.dumps(data, indent=2) + "\n").encode())

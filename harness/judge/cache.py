@@ -38,8 +38,7 @@ import xxhash
 
 import golden as golden_pkg
 
-from .. import dtypes, inputs as inputs_mod
-from . import atomic
+from .. import atomic, dtypes, inputs as inputs_mod
 from ..inputs import preparation as prepare_mod, values as values_mod
 from ..model import Case
 

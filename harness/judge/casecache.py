@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from ..model import source
-from . import atomic
+from .. import atomic
 
 _HARNESS = Path(__file__).resolve().parents[1]
 _ROOT = _HARNESS.parent

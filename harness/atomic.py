@@ -1,5 +1,6 @@
 """Files written whole or not at all: the caches under build/ and --golden-cache are shared by
-several processes at once (xdist workers), and a reader must never see half an entry."""
+several processes at once (xdist workers), and a reader must never see half an entry; a report
+directory's run.json is read by the next run even when this one was killed mid-write."""
 from __future__ import annotations
 
 import os
