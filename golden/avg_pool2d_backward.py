@@ -263,6 +263,11 @@ INFO = _opinfo.OpInfo(
             "cube path, divisorOverride +-255 without countIncludePad: the real-element count is used",
             groups=("dev_cube_divisor_255", "dev_cube_divisor_255_fp32")),
         _opinfo.ImplDeviation(
+            "cube_fp16_constants", "C.3 (dtype handling), C.7", _opinfo.A2A3 + ("ascend910", "ascend310p"),
+            "FP16 input on the cube path runs an Fp162Fp16 conv: the kernel value 1/divisor and the mean "
+            "matrix 1/(real elements) are FP16 constants, inexact unless a power of two",
+            groups=("dev_cube_fp16_kernel_matrix", "dev_cube_fp16_mean_matrix")),
+        _opinfo.ImplDeviation(
             "global_ignores_padding", "C.4, G.8", _opinfo.ALL_FAMILIES,
             "global-average-pool path ignores padding, stride and countIncludePad",
             groups=("dev_global_padding",)),

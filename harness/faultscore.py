@@ -47,7 +47,8 @@ from .status import Status
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_RATIO = 5.0        # a 10x slowdown must show as at least 5x in wall time on a busy machine
-SLOW_FLOOR_S = 0.005    # below this, launch times are noise, never a slowdown (small cases: ~10 us)
+SLOW_FLOOR_S = 0.02     # below this, launch times are noise, never a slowdown (small cases: ~10 us;
+                        # a 2-core machine's scheduler once stretched one to 5.9 ms)
 RUN_TIMEOUT_S = 300     # one pytest run; a hang of the harness itself must not hang the score
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
@@ -138,7 +139,7 @@ FAULTS: tuple[Fault, ...] = (
           "CRASH", "SIGABRT", "phase 2 fails an internal assertion"),
     Fault("phase2_hang", "run-level", AMP, "adaptive and divisible and float32-int32-2x3x8x12-os4x6 and contiguous",
           "TIMEOUT", None, "phase 2 never returns", options=_HANG),
-    Fault("sync_hang", "run-level", AVG, "avg_pool2d and windows and float32-2x3x9x9-ks3x3_s2x2_p1x1_cm0_cip1",
+    Fault("sync_hang", "run-level", AVG, "avg_pool2d and windows and float32-2x3x9x9-ks4x4_s2x2_p1x1_cm0_cip1",
           "TIMEOUT", None, "the stream sync after the launch never returns", options=_HANG),
     Fault("sync_507015", "run-level", MP2, "max_pool2d and fp32_values and ks2x2 and contiguous-small_int",
           "RUNTIME", "507015", "AI Core exception: sync returns 507015, device stays in error state"),
