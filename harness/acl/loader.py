@@ -1,8 +1,9 @@
 """Find a CANN install and load its libraries the way torch_npu and op-plugin do.
 
 Discovery follows what CANN users set up with set_env.sh (spec acl_abi.md 1.5,
-1.7): the roots named by ASCEND_HOME_PATH and ASCEND_TOOLKIT_HOME, then the two
-default install locations. A root counts as found when it holds a runtime
+1.7): the roots named by ASCEND_HOME_PATH and ASCEND_TOOLKIT_HOME, then the
+default install locations in the order CANN's own resolver probes them (non-root
+installs under ~/Ascend first). A root counts as found when it holds a runtime
 library; a found root that lacks nnopbase or an op library is a broken
 install and is reported, never silently skipped.
 
@@ -24,7 +25,9 @@ from ..errors import HarnessConfigError
 from . import abi, dl
 
 ROOT_ENV_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
-DEFAULT_ROOTS = ("/usr/local/Ascend/cann", "/usr/local/Ascend/ascend-toolkit/latest")
+# RT:example/common/resolve_cann_env.sh's order (acl_abi.md 1.5): a non-root install lives under ~/Ascend
+DEFAULT_ROOTS = (os.path.expanduser("~/Ascend/cann"), os.path.expanduser("~/Ascend/ascend-toolkit/latest"),
+                 "/usr/local/Ascend/cann", "/usr/local/Ascend/ascend-toolkit/latest", "/opt/Ascend/cann")
 
 # CANN 9 recommends libacl_rt.so and keeps libascendcl.so as a compatibility library (acl_abi.md 1.8)
 RUNTIME_NAMES = ("libacl_rt.so", "libascendcl.so")
@@ -89,9 +92,14 @@ def op_library_candidates(root: Path, tried: list[str]) -> tuple[list[Path], lis
     """(split libraries, fallbacks) in op-plugin's search order (acl_abi.md 1.4). op-plugin takes
     the split libraries in directory order; they are sorted here so that runs are reproducible."""
     split: list[Path] = []
+    seen: set[str] = set()
     for d in lib_dirs(root):
         tried.append(str(d / OPAPI_SPLIT_GLOB))
-        split += sorted(p for p in d.glob(OPAPI_SPLIT_GLOB) if p.is_file())
+        for p in sorted(p for p in d.glob(OPAPI_SPLIT_GLOB) if p.is_file()):
+            # a real install's lib64 is a link to <arch>-linux/lib64: one library, listed once
+            if os.path.realpath(p) not in seen:
+                seen.add(os.path.realpath(p))
+                split.append(p)
     fallbacks = [p for p in (_find_first(root, (name,), tried) for name in (OPAPI_LEGACY, *OPAPI_FEATURE)) if p]
     return split, fallbacks
 

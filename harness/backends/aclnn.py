@@ -60,8 +60,7 @@ class AclnnBackend:
             raise HarnessConfigError(f"--no-sw-fallback: {libs.runtime_path} is the software CANN "
                                      f"(it exports swcannGetStats), not a hardware CANN")
         requested = getattr(config, "family", None)
-        if not software:
-            _export_cann_env(libs.root)
+        _export_cann_env(libs.root)      # the software CANN, like nnopbase, wants its kernel directory
         if software:
             # The software CANN reads its SoC from SWCANN_SOC at aclInit; an explicit setting wins.
             os.environ.setdefault("SWCANN_SOC", requested or DEFAULT_SW_FAMILY)
@@ -130,7 +129,8 @@ class AclnnBackend:
         timings = {"phase1": time.perf_counter() - t0}
         if status != 0:
             return RunResult(status, runtime.recent_error(libs), outputs=outputs, timings=timings)
-        if null_out:    # success without out-pointers: nothing to run (and no executor we could release)
+        if null_out:    # success without out-pointers: nothing to run; an executor written all the same is freed
+            objs.unused_executor(executor.value)
             return RunResult(status, outputs=outputs, timings=timings,
                              not_run=f"NULL {', '.join(sorted(null_out))} passed to phase 1")
         unbacked = [a.name for a in args if a.kind == "tensor" and a.value is not None and a.value.unbacked]

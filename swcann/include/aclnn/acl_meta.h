@@ -32,6 +32,7 @@ typedef struct aclOpExecutor aclOpExecutor;
 #define ACLNN_ERR_INNER_CREATE_EXECUTOR 561101
 #define ACLNN_ERR_INNER_NOT_TRANS_EXECUTOR 561102
 #define ACLNN_ERR_INNER_NULLPTR 561103
+#define ACLNN_ERR_INNER_OPP_PATH_NOT_FOUND 561107
 
 ACL_FUNC_VISIBILITY aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                                                aclDataType dataType, const int64_t *stride,

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static const swc_core *core(void)
 {
@@ -285,9 +286,33 @@ void *job_new(opctx *x, size_t size, run_fn run, int empty, uint64_t acc_elems, 
     return h;
 }
 
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return path && *path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* nnopbase's kernel directory (spec acl_abi 1.6): $ASCEND_HOME_PATH/opp_latest if it exists, else
+ * $ASCEND_OPP_PATH; neither -> 561107 when phase 1 selects a kernel. Read at every call, as a
+ * process that fixes its environment after a failure may retry. */
+static int opp_path_found(opctx *x)
+{
+    char latest[4096];
+    const char *home = getenv("ASCEND_HOME_PATH");
+    if (home && snprintf(latest, sizeof latest, "%s/opp_latest", home) < (int)sizeof latest && is_dir(latest))
+        return 1;
+    if (is_dir(getenv("ASCEND_OPP_PATH")))
+        return 1;
+    swc_msgf(x->c, "EZ1001", "[%s] Get path and read binary_info_config.json failed, please check if the "
+             "opp_kernel package is installed! (neither $ASCEND_HOME_PATH/opp_latest nor $ASCEND_OPP_PATH "
+             "is a directory)", x->api);
+    return 0;
+}
+
 int finish(opctx *x, job_head *h, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
     struct aclOpExecutor *e = h->exec;
+    if (!h->empty && !opp_path_found(x)) { destroy_exec(e); return ACLNN_ERR_INNER_OPP_PATH_NOT_FOUND; }
     if (x->c->obj_add(e, SWC_K_EXECUTOR) != 0) { destroy_exec(e); return ACLNN_ERR_INNER_CREATE_EXECUTOR; }
     *workspaceSize = e->workspace;
     *executor = e;
