@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ from .reporting.session import Recorder
 from .status import Status
 
 _SESSION = pytest.StashKey()
+_CASE_OWNERS = pytest.StashKey()     # case id -> the file that produced it first (this process's collection)
 
 
 def pytest_addoption(parser):
@@ -115,8 +117,8 @@ class RunSettings:
         except families.UnknownSocError as e:
             raise pytest.UsageError(str(e)) from None
         timeout = config.getoption("case_timeout")
-        if timeout is not None and timeout <= 0:
-            raise pytest.UsageError(f"--case-timeout: must be > 0 seconds, got {timeout:g}")
+        if timeout is not None and not (0 < timeout < math.inf):      # nan fails both comparisons
+            raise pytest.UsageError(f"--case-timeout: must be a finite number of seconds > 0, got {timeout:g}")
         if config.getoption("keep_previous") < 0:
             raise pytest.UsageError(f"--keep-previous: must be >= 0, got {config.getoption('keep_previous')}")
         return cls(config.getoption("backend"), config.getoption("device"), family,
@@ -249,10 +251,25 @@ def _is_atk(config, file_path) -> bool:
     return any(file_path == g or g in file_path.parents for g in given)
 
 
+def _claim_case_ids(file: pytest.File, cases) -> None:
+    """Case ids are the keys of every report, journal and baseline: two files producing the same
+    id would leave one case's result in place of the other's. The second file is the broken one."""
+    owners = file.config.stash.setdefault(_CASE_OWNERS, {})
+    taken = [c for c in cases if owners.get(c.id, file.path) != file.path]
+    if taken:
+        first = taken[0]
+        raise CaseFileError(file.path, f"case id {first.id!r} is already produced by {owners[first.id]}"
+                            + (f" (and {len(taken) - 1} more of this file's ids)" if len(taken) > 1 else "")
+                            + ": give the group another name", group=first.group, field="name")
+    for c in cases:
+        owners[c.id] = file.path
+
+
 class AtkFile(pytest.File):
     def collect(self):
         try:
             cases = load_atk_file(self.path, CASES_DIR)
+            _claim_case_ids(self, cases)
         except CaseFileError as e:
             yield CaseFileErrorItem.from_parent(self, name="case-file-error", error=e)
             return
@@ -553,6 +570,7 @@ class CaseFile(pytest.File):
     def collect(self):
         try:
             op, cases = load_case_file(self.path)
+            _claim_case_ids(self, cases)
         except CaseFileError as e:
             # case-file errors (harness/model): --collect-only runs nothing, so there the
             # broken file is a collection error (non-zero exit); otherwise one failing item,

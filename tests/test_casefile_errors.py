@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 
@@ -65,6 +66,8 @@ MISTAKES = [
     ("unknown-dtype", lambda d: _matrix(d).update(dtype=["float33"]), "basic", "matrix.dtype", "unknown dtype 'float33'"),
     ("unknown-index-dtype", lambda d: _matrix(d).update(index_dtype=["int23"]), "basic", "matrix.index_dtype", "int23"),
     ("unknown-family", lambda d: d["groups"][0].update(families=["ascend999"]), "basic", "families", "ascend999"),
+    ("timeout-inf", lambda d: d["groups"][0].update(timeout_s=float("inf")), "basic", "timeout_s", "got inf"),
+    ("timeout-nan", lambda d: d["groups"][0].update(timeout_s=float("nan")), "basic", "timeout_s", "got nan"),
     ("deviation-unknown-family", lambda d: d["groups"][0].update(deviations=[
         {"backend": "aclnn", "families": ["ascend95"], "reason": "r"}]), "basic", "deviations.0.families", "ascend95"),
     ("atk-deviation-unknown-backend", lambda d: d.update(atk_deviations=[{"backend": "npu", "reason": "r"}]),
@@ -172,6 +175,25 @@ def test_bad_file_does_not_stop_the_others(tmp_path):
     assert "broken.yaml: not valid YAML at line 2" in out, out
     results = (tmp_path / "rep" / "results.jsonl").read_text().splitlines()
     assert len(results) == 3, results
+
+
+def test_a_case_id_two_files_produce_is_refused_in_the_second(tmp_path):
+    """Two files producing the same case id (a copied file, or one op's cases split in two) would
+    keep one result in place of the other's: the second file is a case-file error naming the first."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "a_first.yaml").write_text(yaml.safe_dump(BASE, sort_keys=False))
+    (cases / "b_copy.yaml").write_text(yaml.safe_dump(BASE, sort_keys=False))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", str(cases), "-q",
+                           "--rootdir", str(tmp_path), "-c", "/dev/null", "--report-dir", str(tmp_path / "rep")],
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert "1 failed, 1 passed, 1 skipped" in out, out
+    assert f"b_copy.yaml: group 'basic': field 'name': case id" in out and \
+        f"is already produced by {cases / 'a_first.yaml'}" in out, out
+    records = [json.loads(x) for x in (tmp_path / "rep" / "results.jsonl").read_text().splitlines()]
+    assert "b_copy.yaml::case-file-error" in {r["case_id"] for r in records}, records
+    assert len({r["case_id"] for r in records}) == len(records) == 3
 
 
 def test_huge_but_described_shapes_stay_expressible_in_invalid_scenarios(tmp_path):

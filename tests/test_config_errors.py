@@ -51,6 +51,9 @@ ERRORS = [
      "Value 'phase2_explode' for env SWCANN_FAULTS is invalid"),
     ("bad SWCANN_DEVICE_COUNT", ["--backend", "aclnn"], {"SWCANN_DEVICE_COUNT": "two"},
      "Value 'two' for env SWCANN_DEVICE_COUNT is invalid"),
+    # read as off, it would run the documented semantics while the report records the variable as set
+    ("bad SWCANN_DEVIATIONS", ["--backend", "aclnn"], {"SWCANN_DEVIATIONS": "yes"},
+     "Value 'yes' for env SWCANN_DEVIATIONS is invalid"),
     ("read-only report dir", ["--backend", "torch", "--report-dir", _read_only_dir], {}, "cannot write there"),
     ("torch device that does not exist", ["--backend", "torch", "--device", "cuda:7"], {},
      "--device: torch cannot use device 'cuda:7'"),

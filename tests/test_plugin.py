@@ -61,6 +61,14 @@ def test_unknown_soc_is_a_one_line_usage_error(suite):
     assert code == 4 and "unknown SoC family 'ascend9999'" in out, out
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "nan"])
+def test_case_timeout_must_be_a_finite_positive_number(suite, value):
+    """inf once reached select() as an overflowing timestamp (every case MISSING), nan made every
+    case a TIMEOUT."""
+    code, out = suite("-q", "--case-timeout", value)
+    assert code == 4 and f"--case-timeout: must be a finite number of seconds > 0, got {value}" in out, out
+
+
 def test_family_filter_deselects_cases_of_other_families(suite):
     code, out = suite("-q", "--soc", "ascend310p")
     assert "2 deselected" in out, out

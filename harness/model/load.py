@@ -6,6 +6,7 @@ str() is one line naming the file, the group and the field.
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 import yaml
@@ -143,6 +144,9 @@ def load(path, vocab: Vocabulary):
         if g["name"] in names:
             raise CaseFileError(path, "duplicate group name", g["name"], "name")
         names.add(g["name"])
+        if "timeout_s" in g and not g["timeout_s"] < math.inf:      # .inf and .nan pass the schema's > 0
+            raise CaseFileError(path, f"must be a finite number of seconds > 0, got {g['timeout_s']}", g["name"],
+                                "timeout_s")
         expand = expand_matrix if "matrix" in g else expand_invalid
         cases.extend(expand(path, op, g, named, vocab))
         if len(cases) > MAX_CASES:

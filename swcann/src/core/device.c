@@ -147,6 +147,15 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath)
                          "Value '%s' for env SWCANN_SOC is invalid. Reason: allowed values are %s "
                          "(software CANN).", env ? env : "", soc_allowed_text());
     }
+    /* SWCANN_DEVIATIONS is "1" (on) or "0" / unset (off): a "yes" read as off would run the
+     * documented semantics while the report records the variable as set */
+    const char *dev = getenv("SWCANN_DEVIATIONS");
+    if (dev && strcmp(dev, "1") != 0 && strcmp(dev, "0") != 0 && *dev) {
+        pthread_mutex_unlock(&g_lock);
+        return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001",
+                         "Value '%s' for env SWCANN_DEVIATIONS is invalid. Reason: allowed values are 1 "
+                         "(reproduce the documented hardware deviations) and 0 (software CANN).", dev);
+    }
     int cnt;
     if (parse_devices(&cnt, why, sizeof why) != 0 || faults_load(why, sizeof why) != 0) {
         pthread_mutex_unlock(&g_lock);
