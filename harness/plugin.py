@@ -90,6 +90,18 @@ def pytest_addoption(parser):
     add_report_options(parser.getgroup("aclnn conformance: gating, reruns, shards, reports"))
 
 
+def _check_golden_cache(directory: str) -> None:
+    """One line naming the option, before any case runs: the case workers would otherwise each
+    die opening the cache, with an error that names neither the option nor the directory."""
+    path = Path(directory)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise pytest.UsageError(f"--golden-cache {directory}: cannot create the directory ({e.strerror})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise pytest.UsageError(f"--golden-cache {directory}: the directory is not writable")
+
+
 @dataclass(frozen=True)
 class RunSettings:
     """The command line, read once. Backends take their settings from here."""
@@ -111,6 +123,8 @@ class RunSettings:
     def from_config(cls, config) -> "RunSettings":
         if config.getoption("prepare_only") and not config.getoption("golden_cache"):
             raise pytest.UsageError("--prepare-only needs --golden-cache DIR (where the prepared data goes)")
+        if config.getoption("golden_cache"):
+            _check_golden_cache(config.getoption("golden_cache"))
         soc = config.getoption("soc")
         try:
             family = families.check_family(soc) if soc else None

@@ -37,6 +37,11 @@ def _read_only_dir(tmp: Path) -> Path:
     return path
 
 
+def _under_a_file(tmp: Path) -> Path:
+    (tmp / "afile").write_text("")
+    return tmp / "afile" / "sub"
+
+
 # (name, extra arguments, environment changes, what the one line must say)
 ERRORS = [
     ("bad aclnn device", ["--backend", "aclnn", "--device", "7"], {}, "--device 7: only 1 device(s) visible"),
@@ -55,6 +60,9 @@ ERRORS = [
     ("bad SWCANN_DEVIATIONS", ["--backend", "aclnn"], {"SWCANN_DEVIATIONS": "yes"},
      "Value 'yes' for env SWCANN_DEVIATIONS is invalid"),
     ("read-only report dir", ["--backend", "torch", "--report-dir", _read_only_dir], {}, "cannot write there"),
+    # each case worker died opening such a cache, with an error that named neither option nor path
+    ("golden cache under a file", ["--backend", "torch", "--golden-cache", _under_a_file], {},
+     "/afile/sub: cannot create the directory (Not a directory)"),
     ("torch device that does not exist", ["--backend", "torch", "--device", "cuda:7"], {},
      "--device: torch cannot use device 'cuda:7'"),
 ]

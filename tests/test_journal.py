@@ -40,3 +40,18 @@ def test_a_resumed_journal_is_read_from_disk(tmp_path):
     _write(again, ["b"])
     again._file.flush()
     assert list(journal.scan(tmp_path, own=(again,)).final) == ["a", "b"]
+
+
+def test_damaged_lines_are_skipped_and_the_rest_still_read(tmp_path):
+    """--resume and the end-of-run scan read journals that a kill or a disk may have damaged: a
+    line that is JSON but no entry (a list, an end without its record, a text time) once stopped
+    the whole scan with an AttributeError."""
+    j = journal.Journal(tmp_path, "run1", "main")
+    _write(j, ["a"])
+    j.close()
+    with open(j.path, "a", encoding="utf-8") as f:
+        f.write('[1, 2]\n{"event": "end", "case_id": "x"}\n{"event": "start", "case_id": "y", "t": "noon"}\n'
+                '"text"\n{"event": "en')
+    _write(journal.Journal(tmp_path, "run1", "gw0"), ["b"])
+    state = journal.scan(tmp_path)
+    assert list(state.final) == ["a", "b"] and not state.missing

@@ -50,6 +50,9 @@ def test_case_workers_is_checked(tmp_path):
     for bad in ("0", "-2", "many"):
         code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--case-workers", bad)
         assert code == 4 and f"--case-workers: a number >= 1 or 'auto', got '{bad}'" in out, out
+    # a thousand once passed select()'s descriptor limit: an INTERNALERROR and no report
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--case-workers", "1000")
+    assert code == 4 and "--case-workers: at most 64 per pytest process, got 1000" in out, out
 
 
 def _cases(tmp_path, **kw):

@@ -78,9 +78,16 @@ def _entries(directory: Path, skip: set[str] = frozenset()):
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 try:
-                    yield json.loads(line)
+                    entry = json.loads(line)
                 except json.JSONDecodeError:
                     continue               # a line cut short by a kill: its case counts as not finished
+                if _well_formed(entry):    # anything else is damage: skipped like a cut line, never a crash
+                    yield entry
+
+
+def _well_formed(entry) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("t", 0), (int, float))
+            and (entry.get("event") != "end" or isinstance(entry.get("record"), dict)))
 
 
 def scan(directory: Path, own: tuple["Journal", ...] = ()) -> State:

@@ -13,6 +13,9 @@ from __future__ import annotations
 import os
 
 MAX_AUTO_CASE_WORKERS = 8
+# an explicit --case-workers: the pool select()s on every worker's descriptors, whose
+# limit (FD_SETSIZE 1024) a thousand workers passed; 64 is far beyond any useful count per process
+MAX_CASE_WORKERS = 64
 # Memory one case worker may need: the slow tier's largest case peaked at 2.4 GB RSS in its worker
 # (/usr/bin/time -f %M ./run suite --tier slow --case-workers 1). Workers that run big cases side
 # by side must not meet the OOM killer: its SIGKILL would read as a library CRASH.
@@ -80,6 +83,9 @@ def case_workers(value: str, *, backend: str, device: str | None, distributed: b
             number = 0
         if number < 1:
             raise ValueError(f"--case-workers: a number >= 1 or 'auto', got {value!r}")
+        if number > MAX_CASE_WORKERS:
+            raise ValueError(f"--case-workers: at most {MAX_CASE_WORKERS} per pytest process, got {number} "
+                             "(use xdist's -n for more processes)")
         return number
     accelerator = backend == "torch" and not str(device or "cpu").startswith("cpu")
     if distributed or single_case or accelerator or hardware_devices(backend) is not None:
