@@ -104,6 +104,7 @@ def test_prepare_only_then_run_uses_the_cache(tmp_path):
     sel = [str(CASES), "-k", "windows and float32", "-n", "0", "--backend", "torch", "--report-dir", str(tmp_path / "r")]
     prep = _pytest(*sel, "--golden-cache", str(tmp_path / "gc"), "--prepare-only")
     assert prep.returncode == 0, prep.stdout[-2000:]
+    assert " skipped" in prep.stdout and " passed" not in prep.stdout, prep.stdout[-1500:]   # nothing was judged
     m = [ln for ln in prep.stdout.splitlines() if "golden cache" in ln]
     assert m and " 0 hits" in m[0], prep.stdout[-1500:]
     computed = int(m[0].split("hits, ")[1].split(" computed")[0])
