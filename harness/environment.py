@@ -55,9 +55,12 @@ def choose_root(no_sw_fallback: bool) -> tuple[loader.Discovery, str | None]:
         return found, carried
     if no_sw_fallback:
         raise HarnessConfigError(f"--no-sw-fallback: no CANN found; {found.describe_search()}")
-    fallback = f"no CANN found, built the software CANN; {found.describe_search()}"
+    named = [f"{k}={v}" for k, v in found.env.items() if v]
+    ignored = f"{', '.join(named)} holds no CANN runtime library, so it was ignored; " if named else ""
+    fallback = f"{ignored}no CANN found, built the software CANN; {found.describe_search()}"
     built = software_cann_root()
     os.environ["ASCEND_HOME_PATH"] = str(built)
+    os.environ[FALLBACK_MARK] = fallback      # child processes find the built root, and must still say why
     found = loader.discover()
     if found.root is None:
         raise HarnessConfigError(f"the software CANN built at {built} has no runtime library; "

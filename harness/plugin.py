@@ -448,7 +448,9 @@ class CaseSession:
             return backends.preview(self.settings.backend, self.settings)
         workers = self.settings.case_workers
         how = "auto" if config.getoption("case_workers") == "auto" else "--case-workers"
+        why = self.run["properties"].get("fallback_reason")
         return [banner(self.run["properties"]),
+                *([f"why the software CANN: {why[:400]}"] if why else []),
                 f"case workers: {workers} per pytest process ({how}; harness/execution/sizing.py)"]
 
     @pytest.hookimpl(trylast=True)     # after -k/-m: the shard splits what is left

@@ -400,3 +400,22 @@ def test_without_a_kernel_directory_phase_1_is_561107_and_the_harness_exports_on
     assert proc.stdout.split()[:2] == expected, proc.stdout + proc.stderr[-2000:]
     if how == "bare":
         assert "opp_kernel package is installed" in proc.stdout, proc.stdout
+
+
+def test_a_variable_naming_no_cann_is_said_to_be_ignored_in_the_header(tmp_path):
+    """ASCEND_HOME_PATH pointing at no CANN falls back to the software CANN: the run's header says
+    which variable was ignored and why, not only the SIMULATED banner."""
+    from tests.robust_cases import write_cases
+    path = write_cases(tmp_path, channels=[1], sides=(4,))
+    empty = tmp_path / "not-a-cann"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("ASCEND_TOOLKIT_HOME", "SWCANN_FAULTS")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", str(path), "-c", "/dev/null",
+                           "--rootdir", str(tmp_path), "--backend", "aclnn", "-k", "before",     # no -q: the header
+                           "--report-dir", str(tmp_path / "rep"), "-p", "no:cacheprovider"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env={**env, "ASCEND_HOME_PATH": str(empty), "PYTHONPATH": str(REPO)})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert f"why the software CANN: ASCEND_HOME_PATH={empty} holds no CANN runtime library, so it was ignored" \
+        in out, out[-3000:]
