@@ -286,3 +286,20 @@ def test_special_file_is_refused_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(CaseFileError, match="not a regular file"):
         load(fifo)
+
+
+def test_a_case_the_golden_cannot_prepare_is_blamed_on_the_case_file(tmp_path):
+    """A shape or attribute the schema accepts but no valid call has (a 2-D MaxPool2d input) fails
+    before any library call, with a reason that names the group and file, never one that reads as
+    the library's fault."""
+    from types import SimpleNamespace
+    from harness.backends.torch_backend import TorchBackend
+    from harness.judge.runner import run_case
+    doc = copy.deepcopy(BASE)
+    _matrix(doc)["shape"] = [[4, 4]]
+    _, cases = load(_write(tmp_path, doc))
+    backend = TorchBackend(SimpleNamespace(device="cpu", family=None, deterministic=False, worker=None))
+    out = run_case(next(c for c in cases if c.kind == "valid"), backend, None)
+    assert out.outcome == "failed", out
+    assert out.reason == ("case error, no library call made: the golden cannot prepare group 'basic' of case.yaml "
+                          "(self must be 3-D or 4-D, got shape (4, 4))"), out.reason

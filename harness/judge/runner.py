@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -119,7 +120,13 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     clock = _Clock(out)
     numerics = case.runs_numerics(family)
     out.expected_status = case.expected_status(family)
-    made = cache_mod.materials(case, numerics, cache)       # inputs drawn and golden computed, or both read
+    try:
+        made = cache_mod.materials(case, numerics, cache)   # inputs drawn and golden computed, or both read
+    except ValueError as e:
+        # the golden's own checks (a shape or attribute no valid call has): the case is wrong, not
+        # the library, and the reason must send the reader to the case file
+        return _fail(out, f"case error, no library call made: the golden cannot prepare group {case.group!r} "
+                          f"of {Path(case.op.path).name} ({e})")
     clock.lap("golden")
     prepared, expected = made.prepared, made.expected
     inputs = inputs_mod.mutate(case, prepared)
