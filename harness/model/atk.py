@@ -259,15 +259,17 @@ def _case(path: Path, op: OpSpec, raw: dict, statuses: dict, vocab: Vocabulary) 
                     drawn_shapes=drawn, deviations=((TORCH_HALF,) if ex.sums else ()) + op.atk_deviations,
                     **{k: v for k, v in base.items() if k != "standard"})
     except _Skip as e:
-        return _skipped(base, cid, str(e))
+        return _skipped(path, base, cid, str(e))
     except (KeyError, TypeError, ValueError, IndexError) as e:   # a malformed entry: name what was missing
-        return _skipped(base, cid, f"malformed case ({type(e).__name__}: {e})")
+        return _skipped(path, base, cid, f"malformed case ({type(e).__name__}: {e})")
 
 
-def _skipped(base: dict, cid, reason: str) -> Case:
+def _skipped(path: Path, base: dict, cid, reason: str) -> Case:
+    """A case the harness cannot run faithfully: a reasoned skip that names the list it came from
+    (a sweep runs several lists, and the skip table is read apart from the run's command line)."""
     return Case(name=f"{GROUP}[{cid}]", shape=(), dtype="undefined", index_dtype=None, attrs={},
                 values=Distribution("none", "constant", {"value": 0.0}), status={},
-                skip=f"ATK case {cid}: {reason}", **base)
+                skip=f"ATK case {cid} of {path.name}: {reason}", **base)
 
 
 def read(path) -> list:
