@@ -234,10 +234,21 @@ def _one_torch_thread() -> None:
 
 def pytest_collect_file(parent, file_path):
     if file_path.suffix in (".yaml", ".yml") and file_path.parent.name == "cases":
-        return CaseFile.from_parent(parent, path=file_path)
+        return CaseFile.from_parent(parent, path=file_path, **_outside_rootdir(parent.config, file_path))
     if file_path.suffix == ".json" and _is_atk(parent.config, file_path):
-        return AtkFile.from_parent(parent, path=file_path)
+        return AtkFile.from_parent(parent, path=file_path, **_outside_rootdir(parent.config, file_path))
     return None
+
+
+def _outside_rootdir(config, file_path) -> dict:
+    """A file outside the rootdir (an ATK list beside the checkout, a case file under /tmp) gets a
+    node id that pytest leaves without its path ('::atk[3-...]'): records, journals and repro lines
+    are keyed by node ids, so such a file's own is its absolute path."""
+    try:
+        file_path.relative_to(config.rootpath)
+        return {}
+    except ValueError:
+        return {"nodeid": str(file_path)}
 
 
 # ---------------------------------------------------------------- ATK case lists (harness/model/atk.py)
@@ -255,6 +266,9 @@ def _add_atk_args(config) -> None:
     if missing:
         raise pytest.UsageError(f"--atk: no such file or directory: {', '.join(missing)}")
     from_testpaths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    # a node id of a list (a repro line) selects its case: adding the whole list would run them all
+    named = {str(Path(a.partition("::")[0]).resolve()) for a in config.args if "::" in a}
+    paths = [p for p in paths if p not in named]
     config.args[:] = paths if from_testpaths else [*config.args, *paths]
 
 

@@ -169,3 +169,24 @@ def test_pytest_collects_atk_files_by_option_and_by_directory(tmp_path):
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
                             "--report-dir", str(tmp_path / "rep"), *args], cwd=ROOT, capture_output=True, text=True)
         assert r.returncode == 0 and "3 passed" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+@needs_atk
+def test_a_failing_atk_case_outside_the_checkout_has_a_repro_line_that_reruns_it(tmp_path):
+    """An ATK list beside the checkout (or anywhere else) once gave records the node id
+    '::atk[2-...]' and a repro line pytest could not run; the node id is now the list's path, and the
+    repro line (with --atk, since the list is no atk/ directory) reruns that one case."""
+    mine = tmp_path / "mylist.json"
+    mine.write_text(json.dumps(_doc("MaxUnpool3dBackward")[:3]))
+    env = {**__import__("os").environ, "SWCANN_FAULTS": "unpool_hw_swap"}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", f"--atk={mine}",
+                        "--backend", "aclnn", "--soc", "ascend910b", f"--report-dir={tmp_path / 'rep'}"],
+                       cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+    records = [json.loads(x) for x in (tmp_path / "rep" / "results.jsonl").read_text().splitlines()]
+    failed = [rec for rec in records if rec["status"] == "FAIL"]
+    assert failed, r.stdout[-2000:] + r.stderr[-2000:]
+    assert failed[0]["nodeid"] == f"{mine}::{failed[0]['case_id'].split('.', 1)[1]}", failed[0]["nodeid"]
+    assert f"--atk={mine}" in failed[0]["repro"], failed[0]["repro"]
+    again = subprocess.run(["bash", "-c", failed[0]["repro"] + f" --report-dir={tmp_path / 'rep2'}"], cwd=ROOT,
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert "1 failed" in again.stdout, again.stdout[-2000:] + again.stderr[-2000:]

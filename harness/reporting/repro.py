@@ -20,6 +20,9 @@ def command(nodeid: str, props: dict, switches: dict[str, str], root: Path | Non
            if not (software and k.startswith("ASCEND_") and k not in _KEPT_FOR_SOFTWARE_CANN)}
     runner = "./run suite" if root is not None and (Path(root) / "run").is_file() else "python -m pytest"
     args = [nodeid, "--backend", props.get("backend") or "torch"]
+    file_part = nodeid.partition("::")[0]
+    if file_part.endswith(".json"):     # an ATK list is collected as one only when --atk names it
+        args.append(f"--atk={file_part}")
     if props.get("family"):
         args += ["--soc", props["family"]]
     if props.get("backend") == "torch" and props.get("device"):
