@@ -47,6 +47,7 @@ def test_sweep_runs_every_job_and_merges_without_problems(sweep):
     out, proc = sweep
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("== job ") == 8
+    assert "sweep: 8 job(s): 8 ran cases" in proc.stdout                 # none selected nothing or stopped early
     summary = json.loads((out / "merged" / "summary.json").read_text())
     assert summary["problems"] == []
     assert sorted({(r["identity"]["family"], tuple(r["shard"])) for r in summary["runs"]}) == \

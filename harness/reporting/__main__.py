@@ -15,26 +15,28 @@ import sys
 from pathlib import Path
 
 from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_mod, writers
-from .model import Report, load_run
-from .shard import ShardError
+from .model import Problem, Report, load_run
+from ..errors import HarnessConfigError
 
 
 def _gate_report(report: Report, baseline_path: str) -> int:
     """Apply the baseline of each run's target to that run's records; the gate's lines go into the report."""
+    if not report.runs:        # every directory was unreadable: nothing was gated, so nothing passed
+        report.gate_lines = ["GATE FAILED: no readable run to gate (see the problems)"]
+        return 1
     gated, all_lines, failed = [], [], False
     by_run: dict = {}
     for r in report.records:
         by_run.setdefault(r.get("_run"), []).append(r)
-    for run in report.runs or [None]:
-        recs = by_run.get(run.directory if run else None, []) if len(report.runs) > 1 else report.records
-        ident = run.identity if run else {}
+    for run in report.runs:
+        recs = by_run.get(run.directory, []) if len(report.runs) > 1 else report.records
+        ident = run.identity
         base = bl.load_for(Path(baseline_path), ident.get("backend", ""), ident.get("family", ""),
                            ident.get("cann_version") or None)
         recs = gate.apply(recs, base)
-        result = gate.evaluate(recs, base)
+        result = gate.evaluate(recs, base, rec_mod.selected_ids(run.manifest))
         failed |= not result.passed
-        label = run.label if run else "run"
-        all_lines += [f"[{label}] baseline: {', '.join(base.files) or 'none matches this target'}"] + result.lines()
+        all_lines += [f"[{run.label}] baseline: {', '.join(base.files) or 'none'}"] + result.lines()
         gated += recs
     missing = [r for r in report.records if r.get("_run") is None and len(report.runs) > 1]
     gated += missing
@@ -48,8 +50,9 @@ def cmd_merge(a) -> int:
     report = merge_mod.merge([Path(d) for d in a.runs], sweep)
     code = _gate_report(report, a.gate) if a.gate else 0
     if a.previous:
-        previous = _records_of(Path(a.previous))
-        report.changes = changes.compare(report.records, previous, a.drift, previous_label=a.previous)
+        previous = _previous_records(Path(a.previous), report)
+        if previous is not None:
+            report.changes = changes.compare(report.records, previous, a.drift, previous_label=a.previous)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     with (out / rec_mod.RESULTS).open("w", encoding="utf-8") as f:
@@ -65,12 +68,26 @@ def cmd_merge(a) -> int:
     for line in report.gate_lines:
         print(line)
     for p in report.problems:
-        print(f"PROBLEM {p.kind}: {p.message}")
+        print(f"{'PROBLEM' if p.blocking else 'NOTE'} {p.kind}: {p.message}")
     if report.changes:
         print("\n".join(changes.lines(report.changes)))
     print("totals: " + ", ".join(f"{s.value} {n}" for s, n in report.ordered_totals()))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
-    return 1 if (report.problems and not a.allow_problems) or code else 0
+    blocking = any(p.blocking for p in report.problems)
+    return 1 if (blocking and not a.allow_problems) or code else 0
+
+
+def _previous_records(path: Path, report: Report) -> list[dict] | None:
+    """Last night's records for the comparison. An unreadable one is noted, not fatal: tonight's
+    merged report matters more than the comparison, and the comparison decides no exit code."""
+    bad: list[str] = []
+    try:
+        records = rec_mod.load_results(path, bad)
+    except rec_mod.ResultsError as e:
+        report.problems.append(Problem("previous", f"{e}: no comparison with it", blocking=False))
+        return None
+    report.problems += [Problem("previous", why, blocking=False) for why in bad]
+    return records
 
 
 def _records_of(path: Path) -> list[dict]:
@@ -121,7 +138,7 @@ def cmd_sweep(a) -> int:
     extra = [x for x in a.pytest_args if x != "--"]
     merge_args = (["--previous", a.previous] if a.previous else []) + (["--gate", a.gate] if a.gate else [])
     return sweep.run(Path(a.out), [f for f in a.families.split(",") if f], a.shards, a.backend, extra,
-                     Path(__file__).resolve().parents[2], merge_args, max(1, a.parallel))
+                     Path(__file__).resolve().parents[2], merge_args, a.parallel)
 
 
 def main(argv=None) -> int:
@@ -169,7 +186,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     try:
         return a.fn(a)
-    except (bl.BaselineError, rec_mod.ResultsError, merge_mod.ManifestError, ShardError) as e:
+    except (HarnessConfigError, rec_mod.ResultsError, merge_mod.ManifestError) as e:    # baseline, shard, sweep
         print(f"error: {e}", file=sys.stderr)
         return 2
 

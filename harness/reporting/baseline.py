@@ -24,6 +24,8 @@ from pathlib import Path
 
 import yaml
 
+from .. import families as families_mod
+from ..backends import NAMES as BACKENDS
 from ..errors import HarnessConfigError
 from ..status import Status
 
@@ -88,12 +90,33 @@ class Baseline:
     target: Target
     entries: list[Entry] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    searched: str | None = None      # the directory the files were picked from (None: a file was given)
 
     def find(self, kind: str, case_id: str) -> Entry | None:
         return next((e for e in self.entries if e.kind == kind and e.matches(case_id)), None)
 
     def of_kind(self, kind: str) -> list[Entry]:
         return [e for e in self.entries if e.kind == kind]
+
+    def duplicates(self) -> list[str]:
+        """One line per case text listed more than once (in one kind, or in several: then only
+        one entry is ever used, fails before flakes, and a skip means neither is checked)."""
+        by_case: dict[str, list[Entry]] = {}
+        for e in self.entries:
+            by_case.setdefault(e.case, []).append(e)
+        out = []
+        for case, entries in by_case.items():
+            if len(entries) < 2:
+                continue
+            kinds = [k for k in KINDS if any(e.kind == k for e in entries)]
+            sources = ", ".join(e.source for e in entries)
+            if len(kinds) == 1:
+                out.append(f"duplicate baseline entry {case!r} ({sources}): only the first is used")
+            else:
+                used = "the case is skipped, so the other entry is never checked" if "skips" in kinds else \
+                    "the fails entry decides"
+                out.append(f"{case!r} is listed under both {' and '.join(kinds)} ({sources}): {used}")
+        return out
 
 
 def load_file(path: Path) -> Baseline:
@@ -113,6 +136,7 @@ def load_file(path: Path) -> Baseline:
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise BaselineError(f"{path}: field {where!r}: {err.message}")
     t = doc["target"]
+    _check_target_names(path, t)
     baseline = Baseline(Target(t["backend"], t["family"], t.get("cann_version")), files=[str(path)])
     for kind in KINDS:
         for i, e in enumerate(doc.get(kind) or []):
@@ -121,15 +145,46 @@ def load_file(path: Path) -> Baseline:
     return baseline
 
 
+def _check_target_names(path: Path, target: dict) -> None:
+    """A target no run can have (a typo such as ascend999) is named as such: it would otherwise
+    surface only as a target mismatch, or, in a directory, as a file silently never picked."""
+    if target["backend"] not in BACKENDS:
+        raise BaselineError(f"{path}: field 'target.backend': unknown backend {target['backend']!r}; "
+                            f"known: {', '.join(BACKENDS)}")
+    known = families_mod.FAMILIES + families_mod.OTHER_FAMILIES
+    if target["family"] not in known:
+        raise BaselineError(f"{path}: field 'target.family': unknown family {target['family']!r}; "
+                            f"known: {', '.join(known)}")
+
+
+def check_target(path: Path, baseline: Baseline, backend: str | None, family: str | None,
+                 cann_version: str | None = None, *, partial: bool = False) -> None:
+    """BaselineError when a baseline file is for another target than the run. partial: before the
+    run has opened its backend, its family (--soc, may be absent) and CANN version are not known
+    yet: only what is known is compared, so that a wrong file is refused before any case runs."""
+    t = baseline.target
+    if partial:
+        fits = (not backend or t.backend == backend) and (not family or t.family == family)
+    else:
+        fits = t.matches(backend or "", family or "", cann_version)
+    if not fits:
+        run = "-".join(x for x in (backend, family, None if partial else cann_version) if x)
+        raise BaselineError(f"{path}: field 'target': baseline is for {t}, but the run is {run}")
+
+
+def load_dir(path: Path) -> list[Baseline]:
+    """Every baseline file of a directory, each checked (a broken file is refused, not skipped)."""
+    return [load_file(f) for f in sorted(Path(path).glob("*.y*ml"))]
+
+
 def load_for(path: Path, backend: str, family: str, cann_version: str | None = None) -> Baseline:
     """The baseline for a run: a file (its target must match the run) or a directory (every file in it
-    whose target matches is combined; none matching is an empty baseline for that target, said loudly
-    by the caller through `files`)."""
+    whose target matches is combined; none matching is an empty baseline for that target, which
+    the gate says in its lines: `searched` without `files`)."""
     path = Path(path)
     if path.is_dir():
-        combined = Baseline(Target(backend, family, cann_version))
-        for f in sorted(path.glob("*.y*ml")):
-            b = load_file(f)
+        combined = Baseline(Target(backend, family, cann_version), searched=str(path))
+        for b in load_dir(path):
             if b.target.matches(backend, family, cann_version):
                 combined.entries += b.entries
                 combined.files += b.files
@@ -137,9 +192,7 @@ def load_for(path: Path, backend: str, family: str, cann_version: str | None = N
     if not path.exists():
         raise BaselineError(f"{path}: baseline file or directory not found")
     b = load_file(path)
-    if not b.target.matches(backend, family, cann_version):
-        raise BaselineError(f"{path}: field 'target': baseline is for {b.target}, but the run is "
-                            f"{backend}-{family}" + (f"-{cann_version}" if cann_version else ""))
+    check_target(path, b, backend, family, cann_version)
     return b
 
 

@@ -58,7 +58,9 @@ class GateResult:
     expected: list[dict] = field(default_factory=list)
     flakes: list[dict] = field(default_factory=list)
     deviation_passes: list[dict] = field(default_factory=list)  # case-file deviations that did not deviate
-    unused: list[Entry] = field(default_factory=list)           # baseline entries no record matched
+    unused: list[Entry] = field(default_factory=list)           # baseline entries no case of the run matched
+    warnings: list[str] = field(default_factory=list)           # what is wrong with the baseline itself
+    no_baseline: str = ""       # a directory held no baseline for the run's target: the verdict rests on none
 
     @property
     def passed(self) -> bool:
@@ -72,7 +74,7 @@ class GateResult:
         """The gate's verdict, new problems first, each with its repro command."""
         head = ("GATE PASSED" if self.passed else f"GATE FAILED: {len(self.failures)} new problem(s)") + \
             f" ({len(self.expected)} expected failure(s), {len(self.flakes)} flake(s))"
-        out = [head]
+        out = [head] + ([f"  warning: {self.no_baseline}"] if self.no_baseline else [])   # it explains the verdict
         for rec in self.failures[:limit]:
             why = rec.get("reason") or ""
             if status_of(rec) == Status.UNEXPECTED_PASS:
@@ -88,16 +90,42 @@ class GateResult:
         if self.deviation_passes:
             out.append(f"  note: {len(self.deviation_passes)} case(s) with a known deviation in their case file "
                        "passed (UNEXPECTED_PASS, not gating): the deviation may no longer hold")
-        for e in self.unused:
-            out.append(f"  note: baseline entry {e.source} ({e.case}) matched no case in this run")
+        out += [f"  warning: {w}" for w in self.warnings[:limit]]
+        if len(self.warnings) > limit:
+            out.append(f"  ... and {len(self.warnings) - limit} more warning(s) about the baseline")
+        for e in self.unused[:limit]:
+            out.append(f"  warning: baseline entry {e.source} ({e.case}) matched no case in this run")
+        if len(self.unused) > limit:
+            out.append(f"  ... and {len(self.unused) - limit} more baseline entries that matched no case")
         return out
 
 
 _RANK = {s: i for i, s in enumerate((Status.CRASH, Status.TIMEOUT, Status.MISSING, Status.FAIL, Status.UNEXPECTED_PASS))}
 
 
-def evaluate(records: list[dict], baseline: Baseline | None = None) -> GateResult:
-    """Judge gated records (apply() first when there is a baseline)."""
+def _baseline_checks(baseline: Baseline, ids: list[str]) -> tuple[list[Entry], list[str]]:
+    """(entries that match none of `ids`, warnings about the baseline): duplicated entries, and a
+    case both skipped and expected to fail (the skip wins, so the expectation is never checked).
+    Said in the gate's lines: a gate that passes because its baseline is not what its author
+    thinks is a pass nobody earned."""
+    warnings = baseline.duplicates()
+    hits = [[c for c in ids if pattern.fullmatch(c)] for pattern in (e.pattern for e in baseline.entries)]
+    unused = [e for e, h in zip(baseline.entries, hits) if not h]
+    skipped = {c: e for e, h in zip(baseline.entries, hits) if e.kind == "skips" for c in h}
+    for e, h in zip(baseline.entries, hits):
+        both = [c for c in h if e.kind != "skips" and c in skipped and skipped[c].case != e.case]
+        if both:                 # the same text under both kinds is already a duplicate above
+            s = skipped[both[0]]
+            warnings.append(f"{e.source} ({e.case}) and {s.source} ({s.case}) both match {both[0]}"
+                            + (f" and {len(both) - 1} more case(s)" if len(both) > 1 else "")
+                            + f": the case is skipped, so the {e.kind} entry is never checked")
+    return unused, warnings
+
+
+def evaluate(records: list[dict], baseline: Baseline | None = None, selected: list[str] = ()) -> GateResult:
+    """Judge gated records (apply() first when there is a baseline). selected: case ids the run
+    selected beyond its records (a shard's manifest lists the other shards' cases too): a
+    baseline entry for one of those is not unused."""
     result = GateResult()
     for rec in records:
         status = status_of(rec)
@@ -111,8 +139,11 @@ def evaluate(records: list[dict], baseline: Baseline | None = None) -> GateResul
             result.deviation_passes.append(rec)
     result.failures.sort(key=lambda r: (_RANK.get(status_of(r), 9), r["case_id"]))
     if baseline is not None:
-        ids = [r["case_id"] for r in records]
-        result.unused = [e for e in baseline.entries if e.kind != "skips" and not any(e.matches(c) for c in ids)]
+        ids = sorted({r["case_id"] for r in records} | set(selected))
+        result.unused, result.warnings = _baseline_checks(baseline, ids)
+        if baseline.searched is not None and not baseline.files:
+            result.no_baseline = (f"no baseline for {baseline.target} found in {baseline.searched}: "
+                                  "no failure is expected, so any failure fails the gate")
     return result
 
 

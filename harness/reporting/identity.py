@@ -76,8 +76,15 @@ def git_commit(root: Path) -> str:
         return "unknown"
 
 
-def case_file_hashes(paths) -> dict[str, str | None]:
-    return {Path(p).name: sha256_file(p) for p in sorted(paths, key=str)}
+def case_file_hashes(paths, root: Path | None = None) -> dict[str, str | None]:
+    """{path: sha256} of the case files and ATK lists a run read, each path relative to the
+    checkout when it lies inside it (cases/x.yaml), else absolute (a list beside it)."""
+    def key(p: Path) -> str:
+        try:
+            return str(Path(p).resolve().relative_to(Path(root).resolve())) if root is not None else Path(p).name
+        except ValueError:
+            return str(p)
+    return {key(p): sha256_file(p) for p in sorted(paths, key=str)}
 
 
 def now() -> str:
@@ -100,7 +107,7 @@ def collect(props: dict, *, root: Path, case_files, argv: list[str], started: st
         "software_cann": props.get("software_cann") == "True",
         "switches": env_switches,
         "suite_commit": git_commit(root),
-        "case_files": case_file_hashes(case_files),
+        "case_files": case_file_hashes(case_files, root),
         "started": started,
         "ended": ended,
         "command": shlex.join(argv),

@@ -35,8 +35,9 @@ class Run:
 @dataclass
 class Problem:
     """Something wrong with the set of runs (not with a case): missing, duplicated, wrong identity."""
-    kind: str          # missing | duplicate | identity | shards
+    kind: str          # missing | duplicate | identity | shards | unreadable | job | no cases
     message: str
+    blocking: bool = True      # False: listed, but the merge does not fail on it (a job that selected no cases)
 
 
 @dataclass
@@ -116,20 +117,35 @@ def _total_time(r: dict) -> float | None:
     return float(t) if isinstance(t, (int, float)) else None
 
 
-def load_run(directory: Path) -> Run:
-    """A report directory as written by the plugin: results.jsonl, summary.json (identity), manifest.json."""
+def load_run(directory: Path, bad: list[str] | None = None) -> Run:
+    """A report directory as written by the plugin: results.jsonl, summary.json (identity), manifest.json.
+    With `bad` (a list), what is unreadable beyond the results file itself (a bad line of it, a
+    summary.json or manifest.json that is not JSON) is added to it, one line each, and left out
+    instead of stopping the load: a merge keeps every record it can read."""
     import json
     directory = Path(directory)
-    records = rec_mod.load_results(directory)
+    records = rec_mod.load_results(directory, bad)
     identity = {}
     summary = directory / "summary.json"
     if summary.exists():
         try:
-            identity = json.loads(summary.read_text(encoding="utf-8")).get("identity") or {}
-        except json.JSONDecodeError as e:
-            raise rec_mod.ResultsError(f"{summary}: not valid JSON ({e.msg})") from None
+            doc = json.loads(summary.read_text(encoding="utf-8"))
+            identity = doc.get("identity") if isinstance(doc, dict) else None
+            identity = identity if isinstance(identity, dict) else {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            why = f"{summary}: not valid JSON ({getattr(e, 'msg', None) or e.reason})"
+            if bad is None:
+                raise rec_mod.ResultsError(why) from None
+            bad.append(why + "; the run's identity is taken from a record")
     if not identity and records:       # an interrupted run has results but no summary: use a record's facts
         b = records[0].get("backend") if isinstance(records[0].get("backend"), dict) else {}
         identity = {"backend": b.get("backend", ""), "family": b.get("family", ""), "soc_name": b.get("soc_name", ""),
                     "libraries": {}, "library_sha256": records[0].get("library_sha256") or {}}
-    return Run(str(directory), identity, records, rec_mod.load_manifest(directory))
+    try:
+        manifest = rec_mod.load_manifest(directory)
+    except rec_mod.ResultsError as e:
+        if bad is None:
+            raise
+        bad.append(f"{e}; what it selected is not checked")
+        manifest = None
+    return Run(str(directory), identity, records, manifest)

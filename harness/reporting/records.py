@@ -99,28 +99,55 @@ def dumps(rec: dict) -> str:
     return jsonsafe.dumps(rec)
 
 
-def read_records(path: Path) -> list[dict]:
-    """The records of a results.jsonl file; ResultsError names the file and line of a bad one."""
+def _parse_record(line: bytes) -> tuple[dict | None, str]:
+    """(the record of one results.jsonl line, or None and why not)."""
+    try:
+        rec = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except json.JSONDecodeError as e:
+        # a run killed mid-write leaves a torn last line
+        return None, f"not a JSON record ({e.msg})"
+    if not isinstance(rec, dict) or not isinstance(rec.get("case_id"), str) or not rec["case_id"]:
+        return None, "a record needs a 'case_id'"
+    try:                      # every reader sorts and counts by status: a bad one would stop them all
+        status_of(rec), raw_status_of(rec)
+    except ValueError as e:
+        return None, f"field 'status': {e}"
+    return rec, ""
+
+
+def read_records(path: Path, bad: list[str] | None = None) -> list[dict]:
+    """The records of a results.jsonl file; ResultsError names the file and line of a bad one.
+    With `bad` (a list), a bad line is added to it as 'file:line: why' and skipped instead, so
+    that one torn line does not cost the file's other records."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read ({e.strerror})") from None
     out = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(data.splitlines(), 1):      # bytes: only \n and \r end a line
         if not line.strip():
             continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            # a run killed mid-write leaves a torn last line: say where
-            raise ResultsError(f"{path}:{n}: not a JSON record ({e.msg})") from None
-        if not isinstance(rec, dict) or "case_id" not in rec:
-            raise ResultsError(f"{path}:{n}: a record needs a 'case_id'")
+        rec, why = _parse_record(line)
+        if rec is None:
+            if bad is None:
+                raise ResultsError(f"{path}:{n}: {why}")
+            bad.append(f"{path}:{n}: {why}; that line is left out, the file's other records are kept")
+            continue
         out.append(rec)
     return out
 
 
-def load_results(directory: Path) -> list[dict]:
-    path = Path(directory) / RESULTS
+def load_results(directory: Path, bad: list[str] | None = None) -> list[dict]:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ResultsError(f"{directory}: no such report directory")
+    path = directory / RESULTS
     if not path.exists():
         raise ResultsError(f"{path}: no results file (is {directory} a report directory?)")
-    return read_records(path)
+    return read_records(path, bad)
 
 
 def load_manifest(directory: Path) -> dict | None:
@@ -128,9 +155,12 @@ def load_manifest(directory: Path) -> dict | None:
     if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}: not valid JSON ({e.msg})") from None
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: not valid JSON ({getattr(e, 'msg', None) or e.reason})") from None
+    if not isinstance(doc, dict):
+        raise ResultsError(f"{path}: expected an object with shard, requested, selected, assigned")
+    return doc
 
 
 def write_manifest(directory: Path, selected: list[dict], assigned: list[dict], shard: tuple[int, int] | None,
@@ -148,6 +178,11 @@ def write_manifest(directory: Path, selected: list[dict], assigned: list[dict], 
     path = directory / MANIFEST
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def selected_ids(manifest: dict | None) -> list[str]:
+    """The case ids a run's manifest says were selected (every shard's, before sharding)."""
+    return [a["case_id"] for a in (manifest or {}).get("selected") or [] if isinstance(a, dict) and "case_id" in a]
 
 
 def missing_records(manifest: dict | None, records: list[dict], identity: dict | None = None) -> list[dict]:

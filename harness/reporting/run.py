@@ -13,6 +13,8 @@ from .gate import apply as gate_apply, is_gate_failure
 from .session import Recorder, default_dir
 from ..status import Status
 
+USAGE_ERROR = 4       # pytest's exit status for a bad command line, which a refused --gate is
+
 
 def add_options(group) -> None:
     """The command-line options, on a pytest option group."""
@@ -49,8 +51,12 @@ class ReportSettings:
         durations = shard_mod.load_durations(Path(getoption("shard_durations"))) if getoption("shard_durations") else None
         gate = getoption("gate")
         if gate and Path(gate).is_file():
-            bl.load_file(Path(gate))                        # a malformed baseline stops the run at once
-        elif gate and not Path(gate).is_dir():
+            # a malformed baseline, or one for another backend or --soc, stops the run at once:
+            # before any case runs and before any report could carry a gate verdict
+            bl.check_target(Path(gate), bl.load_file(Path(gate)), getoption("backend"), getoption("soc"), partial=True)
+        elif gate and Path(gate).is_dir():
+            bl.load_dir(Path(gate))                          # the same for each file of a directory
+        elif gate:
             raise bl.BaselineError(f"--gate {gate}: baseline file or directory not found")
         if getoption("reruns") < 0:
             raise shard_mod.ShardError("--reruns: must be >= 0")
@@ -69,6 +75,7 @@ class RunReporting:
         self.started = identity.now()
         self.switches = identity.switches()       # read once: every record's repro line names them
         self._baseline: bl.Baseline | None = None
+        self.gate_refused: str | None = None     # why the baseline does not fit this run, once known
         self.recorder: Recorder | None = None
         self.directory: Path | None = None      # the run's report directory, once the run has one
 
@@ -76,11 +83,19 @@ class RunReporting:
         return self.directory or Path(self.settings.report_dir or default_dir(self.root, props))
 
     def baseline(self, props: dict) -> bl.Baseline | None:
+        """The run's baseline; BaselineError when it does not fit the run (remembered: the end of
+        the run reports a refused gate, never a verdict)."""
         if not self.settings.gate:
             return None
+        if self.gate_refused:
+            raise bl.BaselineError(self.gate_refused)
         if self._baseline is None:
-            self._baseline = bl.load_for(Path(self.settings.gate), props.get("backend", ""), props.get("family", ""),
-                                         props.get("backend_version") or None)
+            try:
+                self._baseline = bl.load_for(Path(self.settings.gate), props.get("backend", ""),
+                                             props.get("family", ""), props.get("backend_version") or None)
+            except bl.BaselineError as e:
+                self.gate_refused = str(e)
+                raise
         return self._baseline
 
     # ---------------------------------------------------------------- selection
@@ -89,7 +104,15 @@ class RunReporting:
         """cases: [(case, nodeid)] left after every other selection. Returns which ones the shard
         keeps, and writes manifest.json. Loads the baseline, so a wrong target stops the run here."""
         if props:
-            self.baseline(props)
+            try:
+                self.baseline(props)
+            except bl.BaselineError:
+                if self.worker is None:
+                    raise
+                # an xdist worker runs nothing: its error would be an INTERNALERROR of xdist's,
+                # and the controller, which found the same refusal when it opened the run
+                # (open_recorder), says it in one line and exits non-zero (finish)
+                return [False] * len(cases)
         keep = [True] * len(cases)
         if self.settings.shard:
             keep = shard_mod.select([c.id for c, _ in cases], self.settings.shard, self.settings.durations)
@@ -135,6 +158,10 @@ class RunReporting:
     def open_recorder(self, directory: Path, props: dict) -> Recorder:
         """The controller's recorder, once the run has its report directory and backend facts."""
         self.directory = Path(directory)
+        try:      # the target is known now: a baseline that does not fit is refused before any verdict
+            self.baseline(props)
+        except bl.BaselineError:
+            pass      # remembered in gate_refused; selection raises it (one line) before any case runs
         case_files = sorted((self.root / "cases").glob("*.yaml"))
         self.recorder = Recorder(self.directory, banner(props), props, root=self.root, argv=self.argv,
                                  case_files=case_files, extra=self.extra, html=self.settings.html,
@@ -183,8 +210,13 @@ class RunReporting:
         the run should end with."""
         if self.recorder is None:
             return exitstatus
+        if self.gate_refused:
+            # the reports say so instead of a verdict; a run that got this far without the
+            # refusal stopping it (an xdist controller selects nothing) still must not exit 0
+            self.recorder.finish(records, refused=self.gate_refused)
+            return exitstatus if exitstatus not in (0, 1, 5) else USAGE_ERROR    # 5: nothing ran
         gated = bool(self.settings.gate)
-        self.recorder.finish(records, gated=gated)
+        self.recorder.finish(records, gated=gated, baseline=self._baseline)
         if gated and exitstatus in (0, 1):
             return self.recorder.gate.exit_code
         if exitstatus == 0 and any(r["status"] == Status.MISSING.value for r in self.recorder.records):
@@ -195,10 +227,8 @@ class RunReporting:
         rec = self.recorder
         if rec is None:
             return []
-        out = []
-        if rec.gate:
-            out += rec.gate.lines()
-        else:
+        out = list(rec.gate_lines)
+        if not rec.gate:
             bad = [r for r in rec.records if rec_mod.status_of(r).is_failure]
             for r in bad[:30]:
                 out.append(f"{r['status']:<8} {r['case_id']}: {r.get('reason', '')}"[:400])

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from . import identity as ident_mod, records as rec_mod, writers
+from .baseline import Baseline
 from .gate import GateResult, evaluate
 from .model import Report, Run
 from ..status import ORDER, Status
@@ -28,6 +29,14 @@ def _same_records(a: list[dict], b: list[dict]) -> bool:
     """The same record for every case (in any order: under xdist the journals' order by time
     and the order of arrival differ)."""
     return len(a) == len(b) and {r["case_id"]: r for r in a} == {r["case_id"]: r for r in b}
+
+
+def _files_of(records: list[dict], root: Path) -> list[Path]:
+    """The case files and ATK lists the records came from (their node ids' file parts), which
+    is what the run read: not every file of cases/, and lists outside the checkout too."""
+    names = {r["nodeid"].partition("::")[0] for r in records if r.get("nodeid")}
+    paths = {(Path(n) if Path(n).is_absolute() else root / n) for n in names if n}
+    return sorted(p for p in paths if p.is_file())
 
 
 class Recorder:
@@ -48,6 +57,7 @@ class Recorder:
         self.started, self._t0 = started or ident_mod.now(), time.time()
         self.identity: dict = {}
         self.gate: GateResult | None = None
+        self.gate_lines: list[str] = []       # the gate's verdict, or why there is none (a refused baseline)
 
     def add(self, record: dict, text: str | None = None) -> None:
         """`text`: the record already encoded (strict JSON, one line), when it arrived that way."""
@@ -97,9 +107,12 @@ class Recorder:
         bad = (Status.CRASH.value, Status.TIMEOUT.value, Status.MISSING.value)
         return [r for r in self.records if r.get("status") in bad]
 
-    def finish(self, records: list[dict] | None = None, gated: bool = False) -> Path:
+    def finish(self, records: list[dict] | None = None, gated: bool = False, baseline: Baseline | None = None,
+               refused: str | None = None) -> Path:
         """`records` (one per case, from the journals: harness/execution/journal.py) replace what
-        arrived live; cases the manifest assigned that no journal knows are added as MISSING."""
+        arrived live; cases the manifest assigned that no journal knows are added as MISSING.
+        gated: judge them against `baseline` (already applied to each record); refused: why the
+        baseline does not fit this run, written instead of any verdict."""
         if records is not None and not _same_records(records, self.records):
             # not what arrived live (a worker that died before its report, a resumed run's
             # earlier records): the journals win. Usually the same, and then not written again.
@@ -111,9 +124,11 @@ class Recorder:
         manifest = rec_mod.load_manifest(self.dir)
         for missing in rec_mod.missing_records(manifest, self.records, self.properties):
             self.add(missing)
-        self.identity = ident_mod.collect(self.properties, root=self.root, case_files=self.case_files, argv=self.argv,
+        self.identity = ident_mod.collect(self.properties, root=self.root, argv=self.argv,
+                                          case_files=_files_of(self.records, self.root) or self.case_files,
                                           started=self.started, ended=ident_mod.now(), extra=self.extra)
-        self.gate = evaluate(self.records) if gated else None
+        self.gate = evaluate(self.records, baseline, rec_mod.selected_ids(manifest)) if gated and not refused else None
+        self.gate_lines = [f"GATE REFUSED: {refused}"] if refused else self.gate.lines() if self.gate else []
         counts = self.counts()
         summary = {"identity": self.identity, "banner": self.banner, "properties": self.properties,
                    "duration_s": round(time.time() - self._t0, 3),
@@ -123,7 +138,7 @@ class Recorder:
                                  "repro": r.get("repro", "")}
                                 for r in self.records if rec_mod.status_of(r).is_failure],
                    "notes": [{"case_id": c, "note": n} for c, n in self.notes],
-                   "gate": self.gate.lines() if self.gate else None}
+                   "gate": self.gate_lines or None}
         (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
         text = [self.banner, *self.table()]
         if self.notes:
@@ -131,8 +146,7 @@ class Recorder:
                         "or a deviation they target (summary.json)")
         (self.dir / "summary.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
         run = Run(str(self.dir), self.identity, self.records, manifest)
-        report = Report(f"aclnn conformance: {run.label}", [run], self.records,
-                        gate_lines=self.gate.lines() if self.gate else [])
+        report = Report(f"aclnn conformance: {run.label}", [run], self.records, gate_lines=self.gate_lines)
         self._close_results()
         writers.write_all(report, self.dir, html=self.html)
         return self.dir

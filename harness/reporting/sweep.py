@@ -15,7 +15,49 @@ from pathlib import Path
 
 import yaml
 
+from . import baseline
+from .. import families as families_mod
+from ..errors import HarnessConfigError
 from ..execution import sizing
+
+
+class SweepError(HarnessConfigError):
+    """A bad sweep argument; str() is one line naming the option and the value."""
+
+
+def check(families: list[str], shards: int, parallel: int, gate: str | None = None, backend: str = "aclnn") -> None:
+    """Every argument, before any job starts: a typo in the last family, or a baseline the merge
+    would refuse, must not surface after the jobs have run for an hour (and --shards 0 would run
+    no job at all)."""
+    if not families:
+        raise SweepError(f"--families: no family given; known families: {', '.join(families_mod.FAMILIES)}")
+    for name in families:
+        try:
+            families_mod.check_family(name, "--families")
+        except families_mod.UnknownSocError as e:
+            raise SweepError(str(e).replace("; valid:", "; known families:")) from None
+    twice = sorted({f for f in families if families.count(f) > 1})
+    if twice:      # two jobs would share one report directory
+        raise SweepError(f"--families: {', '.join(twice)} given twice")
+    if shards < 1:
+        raise SweepError(f"--shards: must be >= 1, got {shards}")
+    if parallel < 1:
+        raise SweepError(f"--parallel: must be >= 1, got {parallel}")
+    if gate:
+        _check_gate(Path(gate), families, backend)
+
+
+def _check_gate(path: Path, families: list[str], backend: str) -> None:
+    """The merge gates every family's runs: a baseline file fits one target only, and a broken
+    file in a directory stops the merge (BaselineError, one line)."""
+    if path.is_dir():
+        baseline.load_dir(path)
+    elif not path.is_file():
+        raise SweepError(f"--gate {path}: baseline file or directory not found")
+    else:
+        base = baseline.load_file(path)
+        for family in families:
+            baseline.check_target(path, base, backend, family, partial=True)
 
 
 def job_command(family: str, shard: int, shards: int, out: Path, backend: str, extra: list[str],
@@ -31,38 +73,67 @@ def job_command(family: str, shard: int, shards: int, out: Path, backend: str, e
             *share, *extra]
 
 
-def write_manifest(out: Path, backend: str, families: list[str], shards: int) -> Path:
-    """What the sweep asks for; merge flags any run that is not that."""
+def write_manifest(out: Path, backend: str, families: list[str], shards: int, jobs: list[dict] | None = None) -> Path:
+    """What the sweep asks for; merge flags any run that is not that. Once the jobs have run,
+    `jobs` adds what each exited with ({family, shard, exit}): merge lists a job that selected no
+    cases or stopped early, which its report directory alone may not show."""
     path = out / "sweep.yaml"
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump({"backend": backend, "families": families, "shards": shards}, sort_keys=False))
+    doc = {"backend": backend, "families": families, "shards": shards, **({"jobs": jobs} if jobs is not None else {})}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
 
 
-def _finish(label: str, proc: subprocess.Popen) -> None:
+def _finish(label: str, proc: subprocess.Popen) -> int:
     stdout, stderr = proc.communicate()
+    if proc.returncode == 5:            # pytest's "no tests collected": a report with nothing in it
+        print(f"   {label}: exit 5: selected no cases", flush=True)
+        return 5
     tail = [ln for ln in stdout.splitlines() if ln.strip()][-1:] or ["(no output)"]
     print(f"   {label}: exit {proc.returncode}: {tail[0]}", flush=True)
     if proc.returncode not in (0, 1):     # 0 passed, 1 cases failed: both leave results
         print(stdout[-3000:] + stderr[-3000:], file=sys.stderr)
+    return proc.returncode
+
+
+def _jobs_line(jobs: list[dict], shards: int) -> str:
+    """The sweep's own summary: how many jobs ran cases, selected none, or stopped early."""
+    label = lambda j: f"{j['family']} {j['shard']}/{shards}"
+    empty = [label(j) for j in jobs if j["exit"] == 5]
+    broken = [f"{label(j)} exit {j['exit']}" for j in jobs if j["exit"] not in (0, 1, 5)]
+    return (f"sweep: {len(jobs)} job(s): {len(jobs) - len(empty) - len(broken)} ran cases"
+            + (f", {len(empty)} selected no cases ({', '.join(empty)})" if empty else "")
+            + (f", {len(broken)} stopped early ({', '.join(broken)})" if broken else ""))
+
+
+def _option(args: list[str], name: str) -> str | None:
+    return args[args.index(name) + 1] if name in args[:-1] else None
 
 
 def run(out: Path, families: list[str], shards: int, backend: str, extra: list[str], root: Path,
         merge_args: list[str], parallel: int = 1) -> int:
+    check(families, shards, parallel, _option(merge_args, "--gate"), backend)
     manifest = write_manifest(out, backend, families, shards)
     env = dict(os.environ)
     env.pop("SWCANN_SOC", None)        # each job's --soc picks the software CANN's SoC
     jobs = [(f, i) for f in families for i in range(1, shards + 1)]
     dirs = [out / f"{f}-{i}" for f, i in jobs]
+    exits: dict = {}
     running: list = []
     for family, shard in jobs:                # at most `parallel` jobs at once, finished in start order
         if len(running) >= parallel:
-            _finish(*running.pop(0))
+            key, label, proc = running.pop(0)
+            exits[key] = _finish(label, proc)
         cmd = job_command(family, shard, shards, out, backend, extra, parallel)
         print(f"== job {family} shard {shard}/{shards}: pytest {shlex.join(cmd[3:])}", flush=True)
-        running.append((f"{family} {shard}/{shards}", subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
-                                                                        stderr=subprocess.PIPE, text=True)))
+        running.append(((family, shard), f"{family} {shard}/{shards}",
+                        subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
     while running:
-        _finish(*running.pop(0))
+        key, label, proc = running.pop(0)
+        exits[key] = _finish(label, proc)
+    done = [{"family": f, "shard": i, "exit": exits[(f, i)]} for f, i in jobs]
+    write_manifest(out, backend, families, shards, done)
     from .__main__ import main as cli
-    return cli(["merge", "-o", str(out / "merged"), "--manifest", str(manifest), *merge_args, *map(str, dirs)])
+    code = cli(["merge", "-o", str(out / "merged"), "--manifest", str(manifest), *merge_args, *map(str, dirs)])
+    print(_jobs_line(done, shards), flush=True)
+    return code

@@ -31,7 +31,8 @@ def summary_md(report: Report) -> str:
     if report.gate_lines:
         out += ["## Gate", "", "```", *report.gate_lines, "```", ""]
     if report.problems:
-        out += ["## Problems with the runs", ""] + [f"- **{p.kind}**: {_cell(p.message)}" for p in report.problems] + [""]
+        out += ["## Problems with the runs", ""] + [
+            f"- **{p.kind}**: {_cell(p.message)}" + ("" if p.blocking else " (noted, not failing)") for p in report.problems] + [""]
     out += ["## Totals", "", " · ".join(f"{s.value} {n}" for s, n in report.ordered_totals()) or "no results", ""]
     fams = report.families
     out += ["## Operator × dtype × family", "", "| operator | dtype | " + " | ".join(fams) + " |",
