@@ -5,6 +5,7 @@ deviations, so the dev_* cases fail with real metrics (tests/test_deviations.py)
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -198,7 +199,10 @@ def test_records_and_summary_carry_the_full_identity(tmp_path):
     assert ident["switches"]["SWCANN_DEVIATIONS"] == "1" and ident["library_sha256"][opapi] == rec["library_sha256"][opapi]
     assert ident["started"] <= ident["ended"] and "--soc ascend910b" in ident["command"]
     assert len(ident["suite_commit"].split("+")[0]) == 40 or ident["suite_commit"] == "unknown"
-    assert set(ident["case_files"]) >= {"avg_pool2d_backward.yaml"}
+    # what the run read, each file hashed: one case file here, not every file of cases/
+    assert list(ident["case_files"]) == ["cases/avg_pool2d_backward.yaml"], ident["case_files"]
+    assert ident["case_files"]["cases/avg_pool2d_backward.yaml"] == hashlib.sha256(
+        (ROOT / "cases" / "avg_pool2d_backward.yaml").read_bytes()).hexdigest()
     props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "rep" / "junit.xml").iter("property")}
     assert props["switch:SWCANN_DEVIATIONS"] == "1" and props[f"sha256:{opapi}"] == rec["library_sha256"][opapi]
     assert "FAIL" in (tmp_path / "rep" / "summary.md").read_text()
