@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from . import environment, families
-from .acl import elf, loader, setenv
+from .acl import elf, loader, runtime, setenv
 from .errors import HarnessConfigError
 
 DEFAULT_SW_SOC = "ascend910b"      # what the aclnn backend gives the software CANN when --soc is not given
@@ -78,8 +78,7 @@ def probe_main() -> None:
         raw = rt.aclrtGetSocName()
         out["soc_name"] = raw.decode("utf-8", errors="replace") if raw else None
         if not raw:
-            msg = rt.aclGetRecentErrMsg()
-            out["message"] = msg.decode("utf-8", errors="replace") if msg else ""
+            out["message"] = runtime.recent_error(libs)
         out["software_cann"] = libs.is_software_cann
         out["op_libraries"] = [str(p) for p in libs.opapi_paths]
         if ret == 0:

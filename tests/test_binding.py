@@ -396,3 +396,16 @@ def test_launches_are_counted_and_empty_inputs_launch_none(backend, mp2d_cases):
         out = runner.run_case(empty, backend, FAMILY)
         assert out.outcome == "passed" and out.launches_note.startswith("launch count not observable")
     assert backend.after_case() == []
+
+
+def test_a_cann_without_the_optional_error_message_call_still_reports_failures():
+    """aclGetRecentErrMsg is optional (torch_npu looks it up with dlsym, spec acl_abi 1.1): a CANN
+    without it loads, and a failed call is reported with its code and no message."""
+    from types import SimpleNamespace
+    from harness.acl import abi, runtime as runtime_mod
+    assert abi.PROTOTYPES["runtime"]["aclGetRecentErrMsg"]["optional"]
+    libs = SimpleNamespace(runtime=SimpleNamespace())           # no aclGetRecentErrMsg attribute
+    assert runtime_mod.recent_error(libs) == ""
+    with pytest.raises(runtime_mod.AclCallError) as e:
+        runtime_mod.check(libs, "aclrtSetDevice", 107001)
+    assert "107001" in str(e.value) and "aclrtSetDevice" in str(e.value)

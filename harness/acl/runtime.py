@@ -28,7 +28,8 @@ class AclCallError(RuntimeError):
 def recent_error(libs: Libraries) -> str:
     """aclGetRecentErrMsg() as text. The C buffer is thread-local and overwritten by the next
     call, so the bytes are copied here (c_char_p restype copies them); NULL means 'no message'."""
-    raw = libs.runtime.aclGetRecentErrMsg()
+    get = getattr(libs.runtime, "aclGetRecentErrMsg", None)     # optional: an older CANN may lack it
+    raw = get() if get is not None else None
     return raw.decode("utf-8", errors="replace") if raw else ""
 
 
