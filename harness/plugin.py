@@ -147,9 +147,11 @@ class RunSettings:
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_xdist_auto_num_workers(config):
     """What `-n auto` (./run suite's default) means for a case run: harness/execution/sizing.py.
-    The harness's own tests (not a case run) keep xdist's default."""
+    The harness's own tests (not a case run) keep xdist's default. tryfirst: loaded with -p (as
+    ./run suite does), this plugin registers before xdist, whose own answer would then win."""
     if not _runs_cases(config):
         return None
     return sizing.auto_xdist_workers(config.getoption("backend"), config.getoption("prepare_only"))

@@ -55,6 +55,16 @@ def test_case_workers_is_checked(tmp_path):
     assert code == 4 and "--case-workers: at most 64 per pytest process, got 1000" in out, out
 
 
+def test_n_auto_is_the_suites_rule_when_the_plugin_is_loaded_with_p(tmp_path):
+    """./run suite loads the plugin with -p, which registers it before xdist: xdist's own -n auto
+    (a worker per core) once won and ./run suite ran 1.37x slower than -n 0. Off hardware -n auto
+    is no xdist at all, and the case workers are the pool's."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    code, out, _ = _pytest(tmp_path, "-n", "auto", "-k", "before")
+    assert code == 0, out
+    assert "workers [" not in out and "case workers: " in out and " per pytest process (auto" in out, out
+
+
 def _cases(tmp_path, **kw):
     _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4, 6), **kw))
     regular = [c for c in cases if c.group in ("before", "after")]
