@@ -38,8 +38,14 @@ def prepare(draw, p):
     if pooled != spatial:
         raise ValueError(f"inconsistent unpool config: max_pool3d(kernel=stride={list(stride)}) "
                          f"of outputSize {list(out_size)} gives {pooled}, but self's D,H,W are {spatial}")
-    x = draw("unpooled", lead + out_size, p.dtype)
-    _, idx = F.max_pool3d(x.double(), stride, stride, 0, return_indices=True)
+    if getattr(draw, "explicit", lambda name: False)("indices"):
+        # indices the case names itself (all zero, random: ATK's own forms, spec E): any in-range
+        # flat index is a defined gather, duplicates included (spec C), so they are taken modulo
+        # the output volume rather than from a forward pass, which never repeats one
+        idx = draw("indices", shape, torch.int64).abs().remainder(math.prod(out_size))
+    else:
+        x = draw("unpooled", lead + out_size, p.dtype)
+        _, idx = F.max_pool3d(x.double(), stride, stride, 0, return_indices=True)
     return {"gradOutput": draw("gradOutput", lead + out_size, p.dtype).contiguous(),
             "self": draw("self", shape, p.dtype).contiguous(),
             "indices": idx.to(p.index_dtype or torch.int64).contiguous()}

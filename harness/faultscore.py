@@ -108,6 +108,8 @@ FAULTS: tuple[Fault, ...] = (
           "NUMERIC", None, "NaN gradients dropped by the scatter"),
     Fault("unpool_hw_swap", "numeric", UNP, "max_unpool3d and gather_all_dtypes and os5x7x6 and (float or int8)",
           "NUMERIC", None, "flat index split into (h, w) with the H and W extents swapped"),
+    Fault("unpool_first_reader_only", "numeric", UNP, "max_unpool3d and repeated_indices and float32",
+          "NUMERIC", None, "a repeated index reads zero after its first use (a scatter-style inverse of the gather)"),
     # NHWC read as NCHW on the 950: the argmax indices then fall outside the (wrongly read) plane,
     # which the device reports as an AI Core exception at sync, not as wrong numbers
     Fault("nhwc_as_nchw", "numeric", MP2, "max_pool2d and nhwc_layouts_950 and float32 and uniform",

@@ -85,3 +85,25 @@ def test_channel_last_dims_are_nhwc():
     x = torch.zeros(2, 3, 4, 5)
     arg = layout.materialize("x", x, "NHWC", "contiguous", channel_last=True)
     assert arg.dims == (2, 4, 5, 3) and arg.strides == (60, 15, 3, 1)
+
+
+def test_indices_a_case_names_itself_replace_the_forward_and_may_repeat():
+    """MaxUnpool3dBackward's indices come from a max_pool3d forward (never repeating) unless the
+    case gives `indices` a distribution of its own: then they are taken as drawn, modulo the
+    output volume, so all-zero indices (ATK's [0, 0] cases) make every element read the first."""
+    from harness.model.distributions import parse
+    from golden import max_unpool3d_backward as unpool, _opinfo
+    zero = parse("z", {"kind": "constant", "value": 0})
+    dist = parse("d", {"kind": "normal", "mean": 0.0, "std": 1.0, "tensors": {"indices": "z"}}, {"z": zero})
+    p = _opinfo.params((2, 3, 2, 3, 3), torch.float32, {"outputSize": [4, 6, 6], "stride": [2, 2, 2],
+                                                         "padding": [0, 0, 0]}, torch.int64)
+    draw = values.make_draw(dist, "case-1")
+    assert draw.explicit("indices") and not draw.explicit("gradOutput")
+    inputs = unpool.prepare(draw, p)
+    assert inputs["indices"].dtype == torch.int64 and not inputs["indices"].any()
+    out = unpool.golden(inputs, p.attrs)[unpool.OUTPUT]
+    first = inputs["gradOutput"].double().reshape(2, 3, -1)[:, :, :1]
+    assert torch.equal(out.reshape(2, 3, -1), first.expand(2, 3, 18))
+    plain = values.make_draw(parse("n", {"kind": "normal", "mean": 0.0, "std": 1.0}), "case-1")
+    forward = unpool.prepare(plain, p)["indices"].reshape(2, 3, -1)
+    assert all(len(set(row.tolist())) == row.numel() for row in forward.reshape(6, -1))   # a forward never repeats

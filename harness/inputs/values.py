@@ -91,7 +91,10 @@ def draw_tensor(dist: Distribution, case_id: str, tensor: str, shape, dtype: tor
 
 
 def make_draw(dist: Distribution, case_id: str):
-    """The `draw(name, shape, dtype)` callable handed to golden `prepare` functions."""
+    """The `draw(name, shape, dtype)` callable handed to golden `prepare` functions.
+    `draw.explicit(name)`: whether the case gives that tensor a distribution of its own (a golden
+    may then take the tensor as drawn instead of deriving it, e.g. indices without a forward)."""
     def draw(name, shape, dtype):
         return draw_tensor(dist, case_id, name, shape, dtype)
+    draw.explicit = lambda name: name in dist.per_tensor
     return draw

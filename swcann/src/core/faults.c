@@ -34,6 +34,7 @@ static const char *const k_names[] = {
     "tail_unwritten",         /* common.c: last partial 32-byte block of gradInput not stored */
     "scatter_drops_nan",      /* pool_kernels.c: NaN gradients skipped by the scatter */
     "unpool_hw_swap",         /* max_unpool3d_backward.c: flat index split with H and W swapped */
+    "unpool_first_reader_only",/* max_unpool3d_backward.c: a repeated index reads zero after its first use */
     "dtype_check_skipped",    /* max_pool2d_with_indices_backward.c: B9 not evaluated */
     "nullptr_as_invalid",     /* common.c: a null parameter returns 161002, not 161001 */
     "dilation_check_on_950",  /* max_pool2d_with_indices_backward.c: B26b applied on regbase */

@@ -3,6 +3,8 @@
  * gather, bit-exact for every dtype: out[n,c,p] = gradOutput[n,c,indices[n,c,p]]. */
 #include "aclnnop/aclnn_max_unpool3d_backward.h"
 #include "common.h"
+#include <stdlib.h>
+#include <string.h>
 
 #define API "aclnnMaxUnpool3dBackward"
 
@@ -22,16 +24,24 @@ static int unpool_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *s
     /* fault unpool_hw_swap: the flat index is split with the H and W extents swapped */
     int64_t gh = go.n[3], gw = go.n[4];
     if (job_bug(h, "unpool_hw_swap")) gh = go.n[4], gw = go.n[3];
+    /* fault unpool_first_reader_only: a source element goes to the first output that reads it,
+     * later readers of a repeated index get zero (a scatter-style inverse of the gather) */
+    unsigned char *seen = job_bug(h, "unpool_first_reader_only") ? calloc((size_t)OV, 1) : NULL;
+    static const char zero[16];
     for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++)
+        for (int64_t c = 0; c < C; c++) {
+            if (seen) memset(seen, 0, (size_t)OV);
             for (int64_t d = 0; d < out.n[2]; d++)
                 for (int64_t y = 0; y < out.n[3]; y++)
                     for (int64_t x = 0; x < out.n[4]; x++) {
                         int64_t v = ld_i(&ix, lt_at(&ix, n, c, d, y, x));
                         int64_t od = v / (gh * gw), rem = v % (gh * gw);
                         const char *src = go.data + lt_at(&go, n, c, od, rem / gw, rem % gw) * (int64_t)es;
+                        if (seen && seen[v]++) src = zero;
                         memcpy(out.data + lt_at(&out, n, c, d, y, x) * (int64_t)es, src, es);
                     }
+        }
+    free(seen);
     return ACLNN_SUCCESS;
 }
 
