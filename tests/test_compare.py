@@ -544,3 +544,13 @@ def test_numpy_inputs_and_bf16_tensor_accepted():
     assert compare("ttk_mixed", torch.tensor(g), act([0.5, -1.5], "bfloat16"), "bfloat16").passed
     a = act([0.5, -1.5], "bfloat16").requires_grad_()
     assert compare("single_bm_high_precision", g, a, "bfloat16").passed
+
+
+def test_an_integer_output_is_exact_even_against_a_float_golden():
+    """Through float64, an int64 output of 2**60 + 1 equalled a golden of 2**60 (53-bit mantissa):
+    an integer output is compared in int64 whatever the golden's type."""
+    golden = np.array([2.0 ** 60, 3.0])
+    assert not compare("bit_exact", golden, np.array([2 ** 60 + 1, 3], dtype=np.int64), "int64").passed
+    assert compare("bit_exact", golden, np.array([2 ** 60, 3], dtype=np.int64), "int64").passed
+    half = compare("bit_exact", np.array([2.5]), np.array([2], dtype=np.int64), "int64")
+    assert not half.passed and "not whole numbers" in half.summary()
