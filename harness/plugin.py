@@ -465,8 +465,10 @@ class CaseSession:
         workers = self.settings.case_workers
         how = "auto" if config.getoption("case_workers") == "auto" else "--case-workers"
         why = self.run["properties"].get("fallback_reason")
+        if why:     # the paths tried stay in summary.json's properties and in `./run doctor`
+            why = why.split("; env: ")[0] + " (summary.json's fallback_reason and ./run doctor list the paths tried)"
         return [banner(self.run["properties"]),
-                *([f"why the software CANN: {why[:400]}"] if why else []),
+                *([f"why the software CANN: {why}"] if why else []),
                 f"case workers: {workers} per pytest process ({how}; harness/execution/sizing.py)"]
 
     @pytest.hookimpl(trylast=True)     # after -k/-m: the shard splits what is left

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -178,7 +179,7 @@ def test_a_failing_atk_case_outside_the_checkout_has_a_repro_line_that_reruns_it
     repro line (with --atk, since the list is no atk/ directory) reruns that one case."""
     mine = tmp_path / "mylist.json"
     mine.write_text(json.dumps(_doc("MaxUnpool3dBackward")[:3]))
-    env = {**__import__("os").environ, "SWCANN_FAULTS": "unpool_hw_swap"}
+    env = {**os.environ, "SWCANN_FAULTS": "unpool_hw_swap"}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", f"--atk={mine}",
                         "--backend", "aclnn", "--soc", "ascend910b", f"--report-dir={tmp_path / 'rep'}"],
                        cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
