@@ -559,6 +559,13 @@ class CaseSession:
             tr.write_line(line)
         for reason, count in not_run.items():
             tr.write_line(f"DEVICE LOST: {count} case(s) {reason}"[:600], red=True, bold=True)
+        deselected = len(tr.stats.get("deselected", []))
+        if not self.recorder.records and deselected:
+            # pytest's own "no tests ran" does not say why; the family filter is the usual reason
+            family = self.properties().get("family") or self.settings.family or "any family"
+            tr.write_line(f"NO CASE SELECTED: all {deselected} collected case(s) were deselected (for {family} "
+                          f"and the -k/-m/--tier/--shard given); this report directory holds an empty run",
+                          yellow=True, bold=True)
 
     # ------------------------------------------------------------ helpers
 

@@ -41,6 +41,19 @@ def test_report_provenance_and_summary(suite):
     assert summary["per_operator"]["MaxPool2dWithIndicesBackward"] == {"PASS": 1, "SKIP": 1}
 
 
+def test_a_run_that_selects_nothing_reports_nothing_of_the_run_before(suite):
+    """The manifest of the run before once stayed in the report directory, and a run whose -k
+    matched nothing reported all of that run's cases as MISSING (and exited 1)."""
+    code, out = suite("-q")
+    assert code == 0, out
+    code, out = suite("-q", "-k", "no_such_case")
+    assert code == 5 and "MISSING" not in out, out
+    assert "NO CASE SELECTED: all 2 collected case(s) were deselected" in out, out
+    assert (suite.tmp / "rep" / "results.jsonl").read_text() == ""
+    archived = list((suite.tmp / "rep" / "previous").iterdir())
+    assert len(archived) == 1 and (archived[0] / "manifest.json").is_file() and (archived[0] / "report.html").is_file()
+
+
 def test_ids_are_readable_node_ids_usable_with_k(suite):
     code, out = suite("--collect-only", "-q")
     assert "mp.yaml::basic[float32-int32-1x2x4x4-ks2x2_s2x2_p0x0_d1x1_cm0-NCHW-contiguous-uniform]" in out, out

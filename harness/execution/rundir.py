@@ -21,7 +21,10 @@ from ..errors import HarnessConfigError
 
 RUN_FILE = "run.json"
 KEEP_PREVIOUS = 5
-KEPT = ("results.jsonl", "summary.json", "summary.txt", RUN_FILE, "journal")
+# Every file of a run moves: a manifest left behind made a run that selected nothing report the
+# previous run's cases as MISSING, and a stale report.html or junit.xml would pass for the new run's.
+KEPT = ("results.jsonl", "manifest.json", "summary.json", "summary.txt", "summary.md", "junit.xml",
+        "report.html", RUN_FILE, "journal")
 
 
 def new_run_id() -> str:
