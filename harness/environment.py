@@ -45,6 +45,14 @@ def software_cann_root(build: bool = True) -> Path | None:
         raise HarnessConfigError(f"no CANN found and building the software CANN failed: {text[:1500]}") from None
 
 
+_SEARCH = "; env: "     # a fallback reason is its headline, then loader's describe_search() ("env: ...")
+
+
+def fallback_headline(reason: str) -> str:
+    """A fallback reason without the paths tried: one short line for a run's header."""
+    return reason.split(_SEARCH, 1)[0]
+
+
 def choose_root(no_sw_fallback: bool) -> tuple[loader.Discovery, str | None]:
     """Discover a CANN; with none, build the software CANN and discover *that* the same way (as if
     ASCEND_HOME_PATH pointed at it; the variable is exported so child processes find the same root).

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from . import backends, families, jsonsafe, preflight
+from . import backends, environment, families, jsonsafe, preflight
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
 from .execution import journal as journal_mod, sizing
@@ -466,7 +466,7 @@ class CaseSession:
         how = "auto" if config.getoption("case_workers") == "auto" else "--case-workers"
         why = self.run["properties"].get("fallback_reason")
         if why:     # the paths tried stay in summary.json's properties and in `./run doctor`
-            why = why.split("; env: ")[0] + " (summary.json's fallback_reason and ./run doctor list the paths tried)"
+            why = environment.fallback_headline(why) + " (summary.json's fallback_reason and ./run doctor list the paths tried)"
         return [banner(self.run["properties"]),
                 *([f"why the software CANN: {why}"] if why else []),
                 f"case workers: {workers} per pytest process ({how}; harness/execution/sizing.py)"]

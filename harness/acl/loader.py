@@ -97,8 +97,9 @@ def op_library_candidates(root: Path, tried: list[str]) -> tuple[list[Path], lis
         tried.append(str(d / OPAPI_SPLIT_GLOB))
         for p in sorted(p for p in d.glob(OPAPI_SPLIT_GLOB) if p.is_file()):
             # a real install's lib64 is a link to <arch>-linux/lib64: one library, listed once
-            if os.path.realpath(p) not in seen:
-                seen.add(os.path.realpath(p))
+            real = os.path.realpath(p)
+            if real not in seen:
+                seen.add(real)
                 split.append(p)
     fallbacks = [p for p in (_find_first(root, (name,), tried) for name in (OPAPI_LEGACY, *OPAPI_FEATURE)) if p]
     return split, fallbacks

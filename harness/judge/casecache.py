@@ -20,8 +20,8 @@ import stat
 import sys
 from pathlib import Path
 
-from ..model import source
 from .. import atomic
+from ..model import source
 
 _HARNESS = Path(__file__).resolve().parents[1]
 _ROOT = _HARNESS.parent
