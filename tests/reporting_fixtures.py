@@ -38,3 +38,21 @@ def write_run(directory: Path, records: list[dict], family: str = "ascend910b", 
             {"shard": list(shard) if shard else None, "requested": {"backend": backend, "family": requested_family or family},
              "selected": sel, "assigned": [s for s in sel if any(r["case_id"] == s["case_id"] for r in records)]}))
     return directory
+
+
+def sweep_dirs(tmp_path: Path, ids: list[str], families=("ascend910b", "ascend950"), *, drop=None, dup=None,
+               other_hash=None) -> list[Path]:
+    """A clean sweep over `ids`: each family in two shards, <family>-<shard> under tmp_path.
+    Optionally lose one case (drop=(family, id)), record one twice in shard 2 (dup=(family, id)),
+    or give ascend950's shard 2 another library hash."""
+    from harness.reporting import shard
+    dirs = []
+    for fam in families:
+        for i in (1, 2):
+            mine = [c for c, keep in zip(ids, shard.select(ids, (i, 2))) if keep]
+            recs = [rec(c, family=fam) for c in mine if (fam, c) != drop]
+            if dup and dup[0] == fam and i == 2:
+                recs.append(rec(dup[1], family=fam))
+            sha = other_hash if (other_hash and fam == "ascend950" and i == 2) else OPAPI_SHA
+            dirs.append(write_run(tmp_path / f"{fam}-{i}", recs, family=fam, shard=(i, 2), selected=ids, opapi_sha=sha))
+    return dirs

@@ -8,7 +8,7 @@ import pytest
 
 from harness.reporting import __main__ as cli, changes, merge, shard, writers
 from harness.reporting.model import Report, load_run
-from tests.reporting_fixtures import rec, write_run
+from tests.reporting_fixtures import rec, sweep_dirs, write_run
 
 IDS = [f"Op{k % 3}.g[float32-{k}]" for k in range(23)]
 
@@ -50,19 +50,8 @@ def test_bad_shard_is_one_line(text):
 
 # ------------------------------------------------------------------ merging
 
-def _sweep(tmp_path, *, drop=None, dup=None, other_hash=None):
-    """Two families x two shards over IDS; optionally lose one case, record one twice, or
-    give one run another library."""
-    dirs = []
-    for fam in ("ascend910b", "ascend950"):
-        for i in (1, 2):
-            mine = [c for c, keep in zip(IDS, shard.select(IDS, (i, 2))) if keep]
-            recs = [rec(c, family=fam) for c in mine if (fam, c) != drop]
-            if dup and dup[0] == fam and i == 2:
-                recs.append(rec(dup[1], family=fam))
-            sha = other_hash if (other_hash and fam == "ascend950" and i == 2) else "a" * 64
-            dirs.append(write_run(tmp_path / f"{fam}-{i}", recs, family=fam, shard=(i, 2), selected=IDS, opapi_sha=sha))
-    return dirs
+def _sweep(tmp_path, **kw):
+    return sweep_dirs(tmp_path, IDS, **kw)
 
 
 def test_clean_merge_has_every_case_once_and_no_problems(tmp_path):

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.reporting import __main__ as cli, baseline as bl, gate, merge, shard, sweep
+from harness.reporting import __main__ as cli, baseline as bl, gate, merge, sweep
 from harness.reporting.run import ReportSettings, RunReporting
-from tests.reporting_fixtures import rec, write_run
+from tests.reporting_fixtures import rec, sweep_dirs, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = [f"Op{k % 3}.g[float32-{k}]" for k in range(12)]
@@ -23,13 +23,7 @@ OTHER = "target: {backend: aclnn, family: ascend950}\nfails: []\n"
 
 def _shards(tmp_path, families=("ascend910b", "ascend950")) -> list[Path]:
     """A clean sweep over IDS: each family in two shards."""
-    dirs = []
-    for fam in families:
-        for i in (1, 2):
-            mine = [c for c, keep in zip(IDS, shard.select(IDS, (i, 2))) if keep]
-            dirs.append(write_run(tmp_path / f"{fam}-{i}", [rec(c, family=fam) for c in mine], family=fam,
-                                  shard=(i, 2), selected=IDS))
-    return dirs
+    return sweep_dirs(tmp_path, IDS, families)
 
 
 def _merge(tmp_path, dirs, *extra) -> tuple[int, Path, dict]:
