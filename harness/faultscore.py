@@ -13,6 +13,10 @@ classifies every case that did not pass:
     WRONG_CHECK  the expected status, raised by another check; detail = the expected check
     RUNTIME      phase 2 or the stream sync failed; detail = the status code (507015)
     OUTSIDE_VIEW the library wrote into the gaps of a strided output
+    INPUT_WRITTEN the library changed an input's device buffer (aclnn inputs are const); detail =
+                 the input's name
+    NONDETERMINISTIC  two runs of a case with the same inputs gave different bits where
+                 determinism is promised (--deterministic, or an op documented deterministic)
     LAUNCH       an empty input made phase 2 launch a kernel (it must return early); read from
                  the library's launch counter (`launches` in the record)
     NUMERIC      the comparison against the golden failed; evidence = the comparator's metrics
@@ -54,6 +58,7 @@ RUN_TIMEOUT_S = 300     # one pytest run; a hang of the harness itself must not 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 _CHECK_IN_REASON = re.compile(r"\[(B[\w.]+)\]")
 _LAUNCHED_ON_EMPTY = re.compile(r"^empty .*: phase 2 launched \d+ kernel")
+_WROTE_INTO_INPUT = re.compile(r"the library wrote into input ([\w, ]+?):")
 
 
 @dataclass(frozen=True)
@@ -194,6 +199,11 @@ def classify(record: dict, baseline: dict | None = None) -> Finding:
         return Finding(cid, "RUNTIME", str(code), reason[:300])
     if "wrote outside the output view" in reason:
         return Finding(cid, "OUTSIDE_VIEW", None, reason)
+    if "nondeterministic: " in reason:
+        return Finding(cid, "NONDETERMINISTIC", None, reason[:300])
+    written = _WROTE_INTO_INPUT.search(reason)
+    if written:
+        return Finding(cid, "INPUT_WRITTEN", written.group(1), reason[:300])
     verdict = record.get("verdict") or {}
     if verdict and not verdict.get("passed", True):
         return Finding(cid, "NUMERIC", verdict.get("standard"), verdict.get("summary") or reason)

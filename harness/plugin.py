@@ -66,7 +66,8 @@ def pytest_addoption(parser):
                 help="fill --golden-cache without running anything on a device (then run on the device host)")
     g.addoption("--deterministic", action="store_true",
                 help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
-                     "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt)")
+                     "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt), and hold the library to it: every "
+                     "numeric case runs twice and must give the same bits")
     g.addoption("--no-reexec", action="store_true",
                 help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
                      "instead of re-executing with it applied")

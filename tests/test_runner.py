@@ -234,3 +234,50 @@ def test_real_sized_shape_is_a_descriptor_without_memory(cases):
         assert t.unbacked and t.dims == dims and t.storage.numel() * t.storage.element_size() <= 64, name
     assert args["indices"].value.unbacked and args["indices"].dtype == "uint16"
     assert args["self"].value.strides == (46341 * 46341, 46341 * 46341, 46341, 1)
+
+
+class Flaky(Tampering):
+    """Every second run nudges one element, as atomic adds in a varying order would."""
+
+    def __init__(self, deterministic, flaky=True):
+        super().__init__(fault=None)
+        self.deterministic, self.flaky, self.runs = deterministic, flaky, 0
+
+    def run(self, case, args):
+        result = super().run(case, args)
+        self.runs += 1
+        if self.flaky and self.runs % 2 == 0:
+            _nudge(result.outputs["gradInput"])
+        return result
+
+
+def test_deterministic_mode_runs_twice_and_catches_differing_bits(cases):
+    flaky = Flaky(deterministic=True)
+    out = run_case(cases["contiguous"], flaky, "ascend910b")
+    assert flaky.runs == 2 and out.outcome == "failed"
+    assert out.reason.startswith("nondeterministic: gradInput differs in 1 of ") and "deterministic mode is on" in out.reason
+    steady = Flaky(deterministic=True, flaky=False)
+    assert run_case(cases["contiguous"], steady, "ascend910b").outcome == "passed" and steady.runs == 2
+    # without deterministic mode nothing is promised: one run, and the same flaky library passes
+    off = Flaky(deterministic=False)
+    assert run_case(cases["contiguous"], off, "ascend910b").outcome == "passed" and off.runs == 1
+
+
+def test_op_documented_deterministic_is_checked_without_the_flag(cases):
+    case = cases["contiguous"]
+    case = replace(case, op=replace(case.op, deterministic_by_default=True))
+    flaky = Flaky(deterministic=False)
+    flaky.reports_status = True                 # an aclnn implementation, which the promise is about
+    out = run_case(case, flaky, "ascend910b")
+    assert flaky.runs == 2 and out.outcome == "failed"
+    assert "documented deterministic by default" in out.reason
+    reference = Flaky(deterministic=False)      # the torch reference backend is not held to it
+    assert run_case(case, reference, "ascend910b").outcome == "passed" and reference.runs == 1
+
+
+def test_input_written_by_the_library_fails_the_case(cases):
+    class Scratch(Tampering):
+        def run(self, case, args):
+            return replace(super().run(case, args), inputs_written=("gradOutput",))
+    out = run_case(cases["contiguous"], Scratch(), "ascend910b")
+    assert out.outcome == "failed" and out.reason.startswith("the library wrote into input gradOutput:")

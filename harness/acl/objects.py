@@ -99,6 +99,17 @@ class CaseObjects(contextlib.AbstractContextManager):
             if ret != abi.ACL_SUCCESS:
                 raise AclCallError(f"aclrtMemcpy(device to host, {nbytes} bytes)", ret, recent_error(self.libs))
 
+    def unchanged(self, dev: int, storage: torch.Tensor) -> bool:
+        """Whether the device buffer still holds exactly the bytes uploaded from `storage`
+        (compared as bytes: NaN payloads and -0.0 count, and NaN == NaN)."""
+        import torch
+        host, nbytes = _host_bytes(storage)
+        if not nbytes:
+            return True
+        now = torch.empty_like(host)
+        self.download(dev, now)
+        return torch.equal(now.view(torch.uint8), host.view(torch.uint8))
+
     # ------------------------------------------------------------ meta objects
 
     def tensor(self, arg: TensorArg, acl_dtype: int) -> tuple[int, int]:

@@ -106,7 +106,7 @@ class AclnnBackend:
 
     def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, null_out=frozenset()) -> RunResult:
         libs, rt = self.libs, self.libs.runtime
-        c_args, device_out = [], {}
+        c_args, device_out, device_in = [], {}, {}
         for a in args:
             if a.kind == "tensor":
                 if a.value is None:
@@ -116,6 +116,8 @@ class AclnnBackend:
                 c_args.append(handle)
                 if a.is_output:
                     device_out[a.name] = dev
+                else:
+                    device_in[a.name] = (dev, a.value.storage)
             elif a.kind == "int_array":
                 c_args.append(None if a.value is None else objs.int_array(a.value, a.name))
             elif a.kind in abi.PARAM_CTYPES:
@@ -158,12 +160,19 @@ class AclnnBackend:
         launches = None if launches_before is None or launches_after is None else launches_after - launches_before
         if sync != 0:
             messages.append(runtime.recent_error(libs))
+        written: tuple[str, ...] = ()
         if p2 == 0 and sync == 0:
             for name, dev in device_out.items():
                 objs.download(dev, outputs[name].storage)
+            written = tuple(name for name, (dev, storage) in device_in.items() if not objs.unchanged(dev, storage))
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
         return RunResult(status, message, p2, sync, outputs, timings, workspace_size=ran_workspace,
-                         launch_s=launch_s, launches=launches)
+                         launch_s=launch_s, launches=launches, inputs_written=written)
+
+    @property
+    def deterministic(self) -> bool:
+        """Deterministic mode is on (--deterministic): the runner checks that it holds."""
+        return self.session.deterministic
 
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []

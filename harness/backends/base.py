@@ -23,6 +23,8 @@ class RunResult:
     launch_s: float | None = None         # wall time of phase 2 + stream sync; None when not run
     launches: int | None = None           # kernels launched by phase 2 (+ sync); None: not run, or the
                                           # library offers no launch counter (a real CANN: profiler only)
+    inputs_written: tuple[str, ...] = ()  # input tensors whose device buffer phase 2 changed (an
+                                          # aclnn input is const: a kernel using it as scratch is a bug)
 
     @property
     def runtime_failed(self) -> bool:

@@ -160,6 +160,9 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     broken = _status0_promise(case, result, inputs, out)
     if broken:
         return _fail(out, broken)
+    if result.inputs_written:
+        return _fail(out, f"the library wrote into input {', '.join(result.inputs_written)}: its device "
+                          f"buffer changed during phase 2 (aclnn inputs are const)")
     if not numerics:
         return out
     for p in case.op.params:
@@ -173,7 +176,54 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         out.verdict = verdict
         if not verdict.passed:
             return _fail(out, f"{p.name}: {verdict.summary()}")
+    promise = _determinism_promised(case, backend)
+    if promise:
+        again = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
+        differs = _second_run_differs(case, backend, again, result, promise)
+        clock.lap("repeat")
+        if differs:
+            return _fail(out, differs)
     return out
+
+
+def _determinism_promised(case: Case, backend: Backend) -> str | None:
+    """Why the same inputs must give the same bits here, or None: deterministic mode is on
+    (--deterministic), or the op's documentation says it is deterministic by default."""
+    if getattr(backend, "deterministic", False):
+        return "deterministic mode is on"
+    if case.op.deterministic_by_default and backend.reports_status:
+        return f"{case.op.name} is documented deterministic by default"
+    return None
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's elements as integers of the same width (NaN payloads and -0.0 count)."""
+    if not t.dtype.is_floating_point:
+        return t
+    return t.view({8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}[t.element_size()])
+
+
+def _second_run_differs(case: Case, backend: Backend, args, first, promise: str) -> str | None:
+    """Run the case again on fresh buffers and compare every output's storage bit for bit with
+    the first run (atomic adds in a varying order are the usual cause of a difference)."""
+    try:
+        again = backend.run(case.op.descriptor, args)
+    finally:
+        problems = backend.after_case()
+    if problems:
+        return f"second run (determinism check): {'; '.join(problems)}"
+    if (again.status, again.phase2_status, again.sync_status) != (first.status, first.phase2_status, first.sync_status):
+        return (f"second run (determinism check) ended differently: phase-1 status {again.status}, phase 2 "
+                f"{again.phase2_status}, sync {again.sync_status} (first run: {first.status}, "
+                f"{first.phase2_status}, {first.sync_status}): {again.message}")
+    for name, arg in first.outputs.items():
+        a, b = arg.storage, again.outputs[name].storage
+        changed = _bits(a) != _bits(b)
+        if changed.any():
+            delta = (a[changed].double() - b[changed].double()).abs().nan_to_num(nan=float("inf")).max().item()
+            return (f"nondeterministic: {name} differs in {int(changed.sum())} of {a.numel()} elements between "
+                    f"two runs with the same inputs (largest difference {delta:.3g}); {promise}")
+    return None
 
 
 LAUNCHES_NOT_OBSERVABLE = "launch count not observable: the backend offers no kernel-launch counter"

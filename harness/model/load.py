@@ -96,7 +96,8 @@ def _op_spec(path, doc, vocab: Vocabulary) -> OpSpec:
         input_attrs.append(Param(p["name"], p["type"]))
     return OpSpec(doc["op"], doc["golden"], doc["standard"], fams, tuple(params), doc["output_like"],
                   tuple(doc.get("channel_last_formats", [])), checks, str(path), tuple(input_attrs),
-                  w.deviations(doc.get("atk_deviations"), "atk_deviations"))
+                  w.deviations(doc.get("atk_deviations"), "atk_deviations"),
+                  bool(doc.get("deterministic_by_default", False)))
 
 
 def _named_distributions(path, doc, op: OpSpec) -> dict:

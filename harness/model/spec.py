@@ -74,6 +74,7 @@ class OpSpec:
     path: str
     input_attrs: tuple[Param, ...] = ()   # shape the inputs (e.g. adaptive outputSize), not passed to the API
     atk_deviations: tuple["Deviation", ...] = ()  # known backend deviations of the op's ATK cases
+    deterministic_by_default: bool = False    # documented deterministic without deterministic mode
 
     @property
     def descriptor(self) -> OpDescriptor:
