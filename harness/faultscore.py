@@ -115,6 +115,41 @@ FAULTS: tuple[Fault, ...] = (
           "NUMERIC", None, "flat index split into (h, w) with the H and W extents swapped"),
     Fault("unpool_first_reader_only", "numeric", UNP, "max_unpool3d and repeated_indices and float32",
           "NUMERIC", None, "a repeated index reads zero after its first use (a scatter-style inverse of the gather)"),
+    # a non-atomic scatter: with overlapping windows (k3 s1) one input is the argmax of several outputs
+    Fault("scatter_overwrites", "numeric", MP2, "max_pool2d and fp32_windows and 2x3x9x9 and ks3x3_s1x1 and contiguous-uniform",
+          "NUMERIC", None, "coinciding argmaxes stored, not summed (a plain store where an atomic add is due)"),
+    Fault("scatter_overwrites", "numeric", AMP, "adaptive and overlapping and float32-int32-2x3x9x9",
+          "NUMERIC", None, "coinciding argmaxes stored, not summed (a plain store where an atomic add is due)"),
+    # seen because the harness fills every output buffer with NaN before phase 2 (inputs/preparation.py)
+    Fault("grad_input_not_zeroed", "numeric", MP3, "max_pool3d and windows_exact and float32 and contiguous-uniform",
+          "NUMERIC", None, "gradInput is not cleared before the kernel adds into it (old bytes + gradient)"),
+    # only the single_bm high-precision max error sees it: truncation toward zero has no signed
+    # bias on gradients of both signs, and its mean is under the EB threshold anyway
+    Fault("half_store_truncates", "numeric", AVG, "avg_pool2d and windows and bfloat16-2x3x9x9",
+          "NUMERIC", None, "fp16/bf16 results rounded toward zero (mantissa cut) instead of to nearest even"),
+    # only a relative standard tells an fp16 subnormal from zero: the subnormal_half groups (MERE/MARE)
+    Fault("half_subnormal_ftz", "numeric", AMP, "adaptive and subnormal_half",
+          "NUMERIC", None, "fp16/bf16 subnormal results flushed to zero"),
+    Fault("half_subnormal_ftz", "numeric", AVG, "avg_pool2d and subnormal_half",
+          "NUMERIC", None, "fp16/bf16 subnormal results flushed to zero"),
+    Fault("half_subnormal_ftz", "numeric", MP2, "max_pool2d and subnormal_half_950",
+          "NUMERIC", None, "fp16/bf16 subnormal results flushed to zero", family="ascend950"),
+    Fault("divisor_override_ignored", "numeric", AVG, "avg_pool2d and windows and float32-2x3x9x9 and (do4 or do-4)",
+          "NUMERIC", None, "divisorOverride never replaces the window size in the divisor"),
+    Fault("cip_ceil_full_kernel", "numeric", AVG, "avg_pool2d and windows and float32-3x8x10 and cm1_cip1",
+          "NUMERIC", None, "countIncludePad: divisor kH*kW even where a ceil-mode window reaches past input + padding"),
+    Fault("cip_far_pad_dropped", "numeric", AVG, "avg_pool2d and windows and float32-2x3x9x9 and p1x1_cm1_cip1",
+          "NUMERIC", None, "countIncludePad: the divisor counts the top/left padding but not the bottom/right"),
+    Fault("indices_padded", "numeric", MP2, "max_pool2d and fp32_windows and 2x3x9x9 and p1x1 and contiguous-uniform",
+          "NUMERIC", None, "argmax decoded as a flat index of the padded plane (off by the padding)"),
+    Fault("batch_plane_zero", "numeric", MP3, "max_pool3d and windows_exact and float32 and contiguous-uniform",
+          "NUMERIC", None, "every batch reads batch 0's gradOutput and indices (batch stride dropped)"),
+    Fault("batch_plane_zero", "numeric", AVG, "avg_pool2d and windows and float32-2x3x9x9-ks4x4",
+          "NUMERIC", None, "every batch reads batch 0's gradOutput (batch stride dropped)"),
+    # seen only because swcann's aclrtMalloc fills new blocks with 0xBE: the harness does not poison
+    # the workspace (a real allocator's fresh, zeroed pages would hide the bug)
+    Fault("acc_workspace_not_zeroed", "numeric", AMP, "adaptive and overlapping_half and os4x4 and int32",
+          "NUMERIC", None, "the fp32 accumulator in the caller's workspace is used without being cleared"),
     # NHWC read as NCHW on the 950: the argmax indices then fall outside the (wrongly read) plane,
     # which the device reports as an AI Core exception at sync, not as wrong numbers
     Fault("nhwc_as_nchw", "numeric", MP2, "max_pool2d and nhwc_layouts_950 and float32 and uniform",

@@ -44,6 +44,16 @@ static const char *const k_names[] = {
     "use_after_free",         /* pool_kernels.c: scratch block freed before the kernel reads it */
     "write_past_end",         /* max_unpool3d_backward.c: one element stored past the view */
     "empty_launches",         /* common.c: an empty input still launches a kernel (no early return) */
+    "scatter_overwrites",     /* pool_kernels.c: coinciding argmaxes stored, not summed (non-atomic) */
+    "grad_input_not_zeroed",  /* common.c: gradInput not cleared; the result is added to its old bytes */
+    "half_store_truncates",   /* common.c: fp16/bf16 output rounded toward zero, not to nearest even */
+    "half_subnormal_ftz",     /* common.c: fp16/bf16 subnormal results flushed to zero */
+    "divisor_override_ignored",/* pool_kernels.c: divisorOverride never replaces the window size */
+    "cip_ceil_full_kernel",   /* pool_kernels.c: countIncludePad divisor kH*kW past input + padding */
+    "indices_padded",         /* pool_kernels.c: argmax decoded over the padded plane (off by pad) */
+    "batch_plane_zero",       /* pool_kernels.c: every batch reads batch 0's gradOutput (and indices) */
+    "cip_far_pad_dropped",    /* pool_kernels.c: countIncludePad divisor drops the bottom/right padding */
+    "acc_workspace_not_zeroed",/* common.c: the fp32 accumulator in the workspace is never cleared */
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 #define MAX_ITEMS 32

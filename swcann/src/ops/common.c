@@ -1,4 +1,6 @@
 #include "common.h"
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -542,9 +544,34 @@ int indices_in_range(const lt5 *ix, const int64_t ext[5], int as_i32, int64_t li
     return 1;
 }
 
+/* fault half_store_truncates: the fp16/bf16 conversion of the store rounds toward zero (a
+ * mantissa cut) instead of to nearest even: every inexact result loses up to one ulp, always
+ * toward zero, a bias the single benchmark's error balance measures */
+static float toward_zero(float v, int dt)
+{
+    float r = round_dt(v, dt);
+    if ((dt != ACL_FLOAT16 && dt != ACL_BF16) || !isfinite(v) || fabsf(r) <= fabsf(v)) return r;
+    uint16_t b = dt == ACL_FLOAT16 ? swc_float_to_half(v) : swc_float_to_bf16(v);
+    b--; /* one step toward zero: |r| > |v| >= 0, so the magnitude is not 0 */
+    return dt == ACL_FLOAT16 ? swc_half_to_float(b) : swc_bf16_to_float(b);
+}
+
+/* fault half_subnormal_ftz: an fp16/bf16 result below the dtype's smallest normal is stored
+ * as a zero of its sign (a vector unit in flush-to-zero mode) */
+static float flush_subnormal(float v, int dt)
+{
+    float tiny = dt == ACL_FLOAT16 ? 6.103515625e-05f : dt == ACL_BF16 ? FLT_MIN : 0.0f;
+    float r = round_dt(v, dt);
+    return r != 0.0f && fabsf(r) < tiny ? copysignf(0.0f, r) : v;
+}
+
 void store_planes(const job_head *h, const lt5 *t, const float *acc, int round_to)
 {
     int64_t i = 0, stop = -1;
+    /* fault grad_input_not_zeroed: the output is never cleared before the kernel adds into it,
+     * so every element keeps what the buffer held plus its gradient */
+    int onto_old = job_bug(h, "grad_input_not_zeroed");
+    int trunc = job_bug(h, "half_store_truncates"), ftz = job_bug(h, "half_subnormal_ftz");
     if (job_bug(h, "tail_unwritten")) { /* only whole 32-byte blocks of the output are stored */
         int64_t total = t->n[0] * t->n[1] * t->n[2] * t->n[3] * t->n[4];
         stop = total * (int64_t)t->es / 32 * 32 / (int64_t)t->es;
@@ -561,9 +588,13 @@ void store_planes(const job_head *h, const lt5 *t, const float *acc, int round_t
                     float v = 0.0f;
                     for (int64_t x = 0; x < t->n[4]; x++) {
                         if (i == stop) return;
+                        int64_t at = lt_at(t, n, c, d, y, x);
                         v = acc[i++];
                         v = round_to >= 0 ? round_dt(v, round_to) : v;
-                        st_f(t, lt_at(t, n, c, d, y, x), v);
+                        if (onto_old) v += ld_f(t, at);
+                        if (trunc) v = toward_zero(v, t->dtype);
+                        if (ftz) v = flush_subnormal(v, t->dtype);
+                        st_f(t, at, v);
                     }
                     int64_t over = lt_at(t, n, c, d, y, t->n[4]);
                     if (past_end && t->n[4] > 0 && over >= 0 &&
@@ -582,6 +613,9 @@ float *acc_get(job_head *h, void *ws, int64_t n, int *heap)
         a = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
         *heap = 1;
     }
-    if (a) memset(a, 0, (size_t)(n > 0 ? n : 0) * sizeof(float));
+    /* fault acc_workspace_not_zeroed: the accumulator in the caller's workspace is used as it
+     * comes (whatever the allocation held), not cleared first */
+    if (a && !(h->acc_ws_off && job_bug(h, "acc_workspace_not_zeroed")))
+        memset(a, 0, (size_t)(n > 0 ? n : 0) * sizeof(float));
     return a;
 }

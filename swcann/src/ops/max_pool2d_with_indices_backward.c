@@ -123,6 +123,8 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     j->mode = (j->h.deviations && !is_regbase(&x) && !overlap) ? ACC_LWW : ACC_FP32;
     /* 950: fp16/bf16 overlap summed in the kernel's fp32 computeType buffer (spec C) */
     j->fp32_acc = is_regbase(&x) && self->dtype != ACL_FLOAT && overlap;
+    j->pad[1] = pH;
+    j->pad[2] = pW;
     /* kernel-level (tiling) checks whose status the L0 wrapper discards (spec B.2) */
     if (!empty) {
         if (has_neg_dim(self) || has_neg_dim(gradOutput) || has_neg_dim(indices))

@@ -43,6 +43,16 @@ static int scratch_alive(job_head *h, struct aclOpExecutor *e, void *stream)
     return 0;
 }
 
+/* fault indices_padded: flat index v read as (z, y, x) of the padded volume, minus the
+ * padding; -1 where that lands in the padding */
+static int64_t unpad(int64_t v, const int64_t n[5], const int64_t pad[3])
+{
+    int64_t hp = n[3] + 2 * pad[1], wp = n[4] + 2 * pad[2];
+    int64_t z = v / (hp * wp) - pad[0], y = v / wp % hp - pad[1], x = v % wp - pad[2];
+    if (z < 0 || z >= n[2] || y < 0 || y >= n[3] || x < 0 || x >= n[4]) return -1;
+    return (z * n[3] + y) * n[4] + x;
+}
+
 static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
 {
     scatter_job *j = (scatter_job *)h;
@@ -50,7 +60,14 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
     /* fault acc_storage_dtype: the fp16/bf16 overlap path sums in the tensor dtype although
      * phase 1 sized the fp32 workspace for it (or the kernel has an fp32 buffer for it) */
     int mode = (h->acc_ws_off || j->fp32_acc) && job_bug(h, "acc_storage_dtype") ? ACC_DTYPE : j->mode;
+    if (mode == ACC_FP32 && job_bug(h, "scatter_overwrites"))
+        mode = ACC_LWW; /* fault scatter_overwrites: a plain store where an atomic add is due */
     int drop_nan = job_bug(h, "scatter_drops_nan"); /* a max-style compare that loses NaN */
+    /* fault indices_padded: the argmax is decoded as a flat index into the padded plane
+     * (D+2pD, H+2pH, W+2pW) and shifted back by the padding; positions that land in the
+     * padding are masked off by the kernel */
+    int padded = job_bug(h, "indices_padded") && (j->pad[0] || j->pad[1] || j->pad[2]);
+    int batch0 = job_bug(h, "batch_plane_zero"); /* fault: every n reads batch 0's planes */
     lt5 go = lt_make(&h->t[0], j->ax), ix = lt_make(&h->t[1], j->ax), gi = lt_make(&h->t[2], j->ax);
     int64_t N = gi.n[0], C = gi.n[1], P = gi.n[2] * gi.n[3] * gi.n[4];
     int64_t on = go.n[0] < N ? go.n[0] : N, oc = go.n[1] < C ? go.n[1] : C;
@@ -71,10 +88,12 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
             for (int64_t d = 0; d < go.n[2]; d++)
                 for (int64_t y = 0; y < go.n[3]; y++)
                     for (int64_t x = 0; x < go.n[4]; x++) {
-                        int64_t v = ld_i(&ix, lt_at(&ix, n, c, d, y, x));
+                        int64_t rn = batch0 ? 0 : n;
+                        int64_t v = ld_i(&ix, lt_at(&ix, rn, c, d, y, x));
                         if (j->idx_cast_i32) v = (int32_t)v;
-                        float g = ld_f(&go, lt_at(&go, n, c, d, y, x));
+                        float g = ld_f(&go, lt_at(&go, rn, c, d, y, x));
                         if (drop_nan && isnan(g)) continue;
+                        if (padded && (v = unpad(v, gi.n, j->pad)) < 0) continue;
                         if (mode == ACC_LWW) plane[v] = g;
                         else if (mode == ACC_DTYPE) plane[v] = round_dt(plane[v] + g, dt);
                         else plane[v] += g;
@@ -97,7 +116,7 @@ avg_job *avg_job_new(opctx *x, size_t size, int empty, uint64_t acc_elems, const
 
 float avg_divisor(const avg_job *j, int64_t pool, int64_t area)
 {
-    if (j->divisor_override != 0) return (float)j->divisor_override;
+    if (j->divisor_override != 0 && !j->bug_no_override) return (float)j->divisor_override;
     /* fault cip_divisor: countIncludePad honoured in the window clip but not in the divisor */
     return (float)(j->count_include_pad && !j->bug_cip ? pool : area);
 }
@@ -119,7 +138,9 @@ static int64_t window(const avg_job *j, int axis, int64_t o, int64_t in, int64_t
 {
     int64_t lo = o * j->s[axis] - j->p[axis], end = lo + j->k[axis];
     if (end > in + j->p[axis]) end = in + j->p[axis];
-    *padded = end - lo;
+    /* fault cip_far_pad_dropped: the padded extent is clipped at the input's end, so a window
+     * counts its top/left padding but never its bottom/right padding */
+    *padded = (j->bug_far_pad && end > in ? in : end) - lo;
     *hi = end < in ? end : in;
     return lo < 0 ? 0 : lo;
 }
@@ -130,6 +151,12 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
     lt5 go = lt_make(&h->t[0], j->ax), gi = lt_make(&h->t[1], j->ax);
     if (job_bug(h, "grad_contiguous_strides")) contiguous_strides(&go, &h->t[0], j->ax);
     j->bug_cip = job_bug(h, "cip_divisor");
+    j->bug_no_override = job_bug(h, "divisor_override_ignored");
+    j->bug_far_pad = job_bug(h, "cip_far_pad_dropped");
+    /* fault cip_ceil_full_kernel: with countIncludePad the divisor is the whole kernel, even for
+     * a ceil-mode window that reaches past input + padding (PyTorch clips it there) */
+    int full_kernel = j->count_include_pad && job_bug(h, "cip_ceil_full_kernel");
+    int batch0 = job_bug(h, "batch_plane_zero"); /* fault: every n reads batch 0's planes */
     int drop_partial = job_bug(h, "ceil_drop_last"); /* windows past input + padding skipped */
     int64_t C = gi.n[1], D = gi.n[2], H = gi.n[3], W = gi.n[4], gC = go.n[1];
     int64_t planes = gi.n[0] * C, vol = D * H * W;
@@ -140,7 +167,7 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
         return ACLNN_SUCCESS;
     }
     for (int64_t p = 0; p < planes; p++) {
-        int64_t gn = p / gC, gc = p % gC; /* flat plane index (AvgPool3DGrad reshapes to N*C) */
+        int64_t gn = batch0 ? 0 : p / gC, gc = p % gC; /* flat plane index (AvgPool3DGrad reshapes to N*C) */
         float *pl = acc + p * vol;
         for (int64_t od = 0; od < go.n[2]; od++)
             for (int64_t oh = 0; oh < go.n[3]; oh++)
@@ -154,6 +181,7 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
                         continue;
                     float g = ld_f(&go, lt_at(&go, gn, gc, od, oh, ow));
                     int64_t pool = pd * ph * pw, area = (de - ds) * (he - hs) * (we - ws0);
+                    if (full_kernel) pool = j->k[0] * j->k[1] * j->k[2];
                     float v = j->value ? j->value(j, g, pool, area) : g / avg_divisor(j, pool, area);
                     for (int64_t z = ds; z < de; z++)
                         for (int64_t y = hs; y < he; y++)

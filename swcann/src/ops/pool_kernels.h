@@ -33,6 +33,7 @@ typedef struct {
     int idx_cast_i32; /* Adaptive: INT64 indices are cast to INT32 first */
     int fp32_acc;     /* fp16/bf16 coinciding gradients summed in an on-chip fp32 buffer (no
                        * user workspace: the 950 max-pool kernels); fault acc_storage_dtype */
+    int64_t pad[3];   /* (D, H, W) padding of the forward pass (max pools): fault indices_padded */
 } scatter_job;
 
 /* Workspace: the system workspace plus, when acc_elems > 0, an fp32 accumulator of that
@@ -56,6 +57,8 @@ struct avg_job {
     avg_value_fn value;        /* deviation models hook in here */
     int store_fp16;            /* deviation models: FP16 rounding of the sum before the store */
     int bug_cip;               /* fault cip_divisor, set per launch */
+    int bug_no_override;       /* fault divisor_override_ignored, set per launch */
+    int bug_far_pad;           /* fault cip_far_pad_dropped, set per launch */
 };
 
 /* size: the op's own job type when it extends avg_job (avg_job first), else sizeof(avg_job) */
