@@ -409,3 +409,28 @@ def test_a_cann_without_the_optional_error_message_call_still_reports_failures()
     with pytest.raises(runtime_mod.AclCallError) as e:
         runtime_mod.check(libs, "aclrtSetDevice", 107001)
     assert "107001" in str(e.value) and "aclrtSetDevice" in str(e.value)
+
+
+@needs_swcann
+def test_phase2_gets_a_workspace_filled_with_nan_bytes(backend, mp2d_cases, monkeypatch):
+    """A kernel summing into workspace it never cleared must fail whatever the allocator returns,
+    so the workspace reaches phase 2 filled with 0xFF (NaN in every float dtype)."""
+    from harness.backends import aclnn as aclnn_mod
+    case = _valid_base(mp2d_cases)
+    seen = {}
+    real_entry = backend._entry
+
+    def entry(op, kinds):
+        phase1, phase2 = real_entry(op, kinds)
+
+        def spy(ws, size, executor, stream):
+            buf = (ctypes.c_ubyte * size)()
+            backend.libs.runtime.aclrtMemcpy(buf, size, ws, size, abi.ACL_MEMCPY_DEVICE_TO_HOST)
+            seen["bytes"] = bytes(buf)
+            return phase2(ws, size, executor, stream)
+        return phase1, spy
+    monkeypatch.setattr(backend, "_entry", entry)
+    result = backend.run(case.op.descriptor, _args(case))
+    assert result.status == 0 and result.sync_status == 0, result.message
+    assert len(seen["bytes"]) == result.workspace_size >= 32 * 1024
+    assert set(seen["bytes"]) == {aclnn_mod.WORKSPACE_FILL}

@@ -107,6 +107,7 @@ PROTOTYPES = {
         "aclrtMalloc": _fn(_ERR, _PP_VOID, c_size_t, _ENUM),
         "aclrtFree": _fn(_ERR, _P_VOID),
         "aclrtMemcpy": _fn(_ERR, _P_VOID, c_size_t, _P_VOID, c_size_t, _ENUM),
+        "aclrtMemset": _fn(_ERR, _P_VOID, c_size_t, c_int32, c_size_t),
         "aclrtGetMemInfo": _fn(_ERR, _ENUM, POINTER(c_size_t), POINTER(c_size_t), optional=True),
         "aclrtCtxSetSysParamOpt": _fn(_ERR, _ENUM, c_int64, optional=True),
         "aclrtCtxGetSysParamOpt": _fn(_ERR, _ENUM, _P_I64, optional=True),

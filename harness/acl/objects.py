@@ -79,6 +79,14 @@ class CaseObjects(contextlib.AbstractContextManager):
         self._release(f"aclrtFree({size} bytes)", self.libs.runtime.aclrtFree, ptr.value)
         return ptr.value
 
+    def filled_buffer(self, nbytes: int, byte: int) -> int:
+        """device_buffer(nbytes) with every byte set to `byte` (aclrtMemset)."""
+        dev = self.device_buffer(nbytes)
+        ret = self.libs.runtime.aclrtMemset(dev, alloc_size(nbytes), byte, nbytes)
+        if ret != abi.ACL_SUCCESS:
+            raise AclCallError(f"aclrtMemset({nbytes} bytes)", ret, recent_error(self.libs))
+        return dev
+
     def upload(self, storage: torch.Tensor) -> int:
         """A device buffer holding a copy of the whole flat storage (gaps and poison included)."""
         host, nbytes = _host_bytes(storage)

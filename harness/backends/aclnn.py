@@ -27,6 +27,9 @@ DEFAULT_SW_FAMILY = "ascend910b"
 _warned = False
 
 
+WORKSPACE_FILL = 0xFF
+
+
 def _warn_software(path, why: str | None) -> None:
     global _warned
     if not _warned:
@@ -144,7 +147,10 @@ class AclnnBackend:
         workspace = None
         if workspace_size.value > 0:
             try:
-                workspace = objs.device_buffer(workspace_size.value)
+                # 0xFF bytes: NaN in fp32, fp16 and bf16. A kernel that sums into workspace it never
+                # cleared then fails visibly, whatever the allocator hands out (fresh device memory
+                # is often zero, which would hide it; torch_npu's caching allocator returns old data)
+                workspace = objs.filled_buffer(workspace_size.value, WORKSPACE_FILL)
             except runtime.AclCallError:
                 objs.unused_executor(executor.value)
                 raise

@@ -54,6 +54,8 @@ static const char *const k_names[] = {
     "batch_plane_zero",       /* pool_kernels.c: every batch reads batch 0's gradOutput (and indices) */
     "cip_far_pad_dropped",    /* pool_kernels.c: countIncludePad divisor drops the bottom/right padding */
     "acc_workspace_not_zeroed",/* common.c: the fp32 accumulator in the workspace is never cleared */
+    "input_as_scratch",       /* common.c: the kernel keeps scratch data in gradOutput's first 32 bytes */
+    "deterministic_ignored",  /* pool_kernels.c: A2/A3 atomic adds ignore deterministic mode */
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 #define MAX_ITEMS 32
@@ -79,7 +81,7 @@ static int parse_item(char *text, item_t *it, char *why, size_t n)
         if (strcmp(text, k_names[i]) == 0) it->name = (int)i;
     if (it->name < 0) {
         size_t len = 0;
-        char names[1024] = "";
+        char names[2048] = "";
         for (size_t i = 0; i < N_NAMES && len < sizeof names; i++)
             len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", k_names[i]);
         snprintf(why, n, "unknown fault '%s' (known: %s)", text, names);

@@ -90,6 +90,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
     if (is_regbase(&x) && j->h.deviations) j->mode = ACC_DTYPE;
     else if (via_maxpool3d && j->h.deviations) j->mode = ACC_LWW;
     else j->mode = ACC_FP32;
+    /* Non-divisible windows overlap and are summed by atomic adds (spec C "Determinism"): the 950
+     * SIMT tiling reads GetDeterministic(); the A2/A3 AdaptiveMaxPool3DGrad tiling never does,
+     * despite DOC:237 (SWCANN_DEVIATIONS=1; the default is the documented switch) */
+    j->atomic = !via_maxpool3d && atomic_order(&x, &j->h, !divisible, is_regbase(&x) || !j->h.deviations, gradOutput);
     if (!empty) {
         if (has_neg_dim(self) || has_neg_dim(gradOutput))
             set_reject(&j->h, "negative dimension");

@@ -172,6 +172,9 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
     a->divisor_override = divisorOverride;
     if (path == P_V2 && a->h.deviations) a->divisor_override = (int32_t)divisorOverride; /* narrowed to int */
     j->path = path;
+    /* AvgPool3DGrad: atomic adds over overlapping windows unless GetDeterministic() (isDetermine,
+     * spec C.6); AvgPoolV2Grad gathers and the cube path is a convolution */
+    a->atomic = path == P_3D && atomic_order(&x, &a->h, overlap, 1, gradOutput);
     /* Implementation precision, modelled only with SWCANN_DEVIATIONS=1 (default = documented
      * semantics, fp32 accumulation): the cube/global paths cast gradOutput and the kernel
      * matrix 1/divisor to FP16 for cubeMathType 1/2, and the cube path's native FP16 conv

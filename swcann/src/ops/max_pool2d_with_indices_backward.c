@@ -123,6 +123,8 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     j->mode = (j->h.deviations && !is_regbase(&x) && !overlap) ? ACC_LWW : ACC_FP32;
     /* 950: fp16/bf16 overlap summed in the kernel's fp32 computeType buffer (spec C) */
     j->fp32_acc = is_regbase(&x) && self->dtype != ACL_FLOAT && overlap;
+    /* A2/A3 Normal tiling: atomic adds over overlapping windows unless GetDeterministic() (spec C) */
+    j->atomic = !is_regbase(&x) && atomic_order(&x, &j->h, overlap, 1, gradOutput);
     j->pad[1] = pH;
     j->pad[2] = pW;
     /* kernel-level (tiling) checks whose status the L0 wrapper discards (spec B.2) */

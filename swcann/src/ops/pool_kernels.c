@@ -53,6 +53,22 @@ static int64_t unpad(int64_t v, const int64_t n[5], const int64_t pad[3])
     return (z * n[3] + y) * n[4] + x;
 }
 
+int atomic_order(const opctx *x, const job_head *h, int overlap, int honours_flag, const aclTensor *first)
+{
+    if (!overlap) return 0;
+    return !h->deterministic || !honours_flag || op_bug(x, "deterministic_ignored", first);
+}
+
+/* Atomic adds from several cores land in an order that changes from launch to launch. Modelled
+ * as every other atomic launch of the process walking its windows backwards: two runs of one
+ * case in a row always take opposite orders, so three or more fp32 addends to one element
+ * usually differ in their last bits, as on hardware. */
+static int atomic_reversed(int atomic)
+{
+    static unsigned launches;
+    return atomic && (launches++ & 1u);
+}
+
 static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
 {
     scatter_job *j = (scatter_job *)h;
@@ -82,12 +98,15 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
         return ACLNN_SUCCESS;
     }
     int dt = gi.dtype;
+    int rev = atomic_reversed(j->atomic);
     for (int64_t n = 0; n < on; n++)
         for (int64_t c = 0; c < oc; c++) {
             float *plane = acc + (n * C + c) * P;
-            for (int64_t d = 0; d < go.n[2]; d++)
-                for (int64_t y = 0; y < go.n[3]; y++)
-                    for (int64_t x = 0; x < go.n[4]; x++) {
+            for (int64_t d0 = 0; d0 < go.n[2]; d0++)
+                for (int64_t y0 = 0; y0 < go.n[3]; y0++)
+                    for (int64_t x0 = 0; x0 < go.n[4]; x0++) {
+                        int64_t d = rev ? go.n[2] - 1 - d0 : d0, y = rev ? go.n[3] - 1 - y0 : y0,
+                                x = rev ? go.n[4] - 1 - x0 : x0;
                         int64_t rn = batch0 ? 0 : n;
                         int64_t v = ld_i(&ix, lt_at(&ix, rn, c, d, y, x));
                         if (j->idx_cast_i32) v = (int32_t)v;
@@ -166,12 +185,15 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
         raise_exc(stream, e->api, "simulator out of host memory");
         return ACLNN_SUCCESS;
     }
+    int rev = atomic_reversed(j->atomic);
     for (int64_t p = 0; p < planes; p++) {
         int64_t gn = batch0 ? 0 : p / gC, gc = p % gC; /* flat plane index (AvgPool3DGrad reshapes to N*C) */
         float *pl = acc + p * vol;
-        for (int64_t od = 0; od < go.n[2]; od++)
-            for (int64_t oh = 0; oh < go.n[3]; oh++)
-                for (int64_t ow = 0; ow < go.n[4]; ow++) {
+        for (int64_t od0 = 0; od0 < go.n[2]; od0++)
+            for (int64_t oh0 = 0; oh0 < go.n[3]; oh0++)
+                for (int64_t ow0 = 0; ow0 < go.n[4]; ow0++) {
+                    int64_t od = rev ? go.n[2] - 1 - od0 : od0, oh = rev ? go.n[3] - 1 - oh0 : oh0,
+                            ow = rev ? go.n[4] - 1 - ow0 : ow0;
                     int64_t de, he, we, pd, ph, pw;
                     int64_t ds = window(j, 0, od, D, &de, &pd), hs = window(j, 1, oh, H, &he, &ph),
                             ws0 = window(j, 2, ow, W, &we, &pw);

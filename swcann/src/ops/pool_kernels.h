@@ -33,6 +33,8 @@ typedef struct {
     int idx_cast_i32; /* Adaptive: INT64 indices are cast to INT32 first */
     int fp32_acc;     /* fp16/bf16 coinciding gradients summed in an on-chip fp32 buffer (no
                        * user workspace: the 950 max-pool kernels); fault acc_storage_dtype */
+    int atomic;       /* coinciding gradients summed by atomic adds from several cores: the
+                       * order, and so the fp32 bits, vary run to run (set via atomic_order) */
     int64_t pad[3];   /* (D, H, W) padding of the forward pass (max pools): fault indices_padded */
 } scatter_job;
 
@@ -57,6 +59,7 @@ struct avg_job {
     avg_value_fn value;        /* deviation models hook in here */
     int store_fp16;            /* deviation models: FP16 rounding of the sum before the store */
     int bug_cip;               /* fault cip_divisor, set per launch */
+    int atomic;                /* overlapping windows summed by atomic adds (set via atomic_order) */
     int bug_no_override;       /* fault divisor_override_ignored, set per launch */
     int bug_far_pad;           /* fault cip_far_pad_dropped, set per launch */
 };
@@ -66,4 +69,11 @@ avg_job *avg_job_new(opctx *x, size_t size, int empty, uint64_t acc_elems, const
                      const aclTensor *gradOutput, const aclTensor *gradInput,
                      const aclTensor *self);
 float avg_divisor(const avg_job *j, int64_t pool, int64_t area);
+
+/* Whether a kernel that sums overlapping windows with atomic adds (spec C "Determinism" of each
+ * op: the A2/A3 max-pool and AvgPool3DGrad tilings, the 950 adaptive SIMT kernel) runs them in a
+ * launch-dependent order: only when deterministic mode is off, unless `honours_flag` is 0 (a
+ * tiling that never reads it) or the fault deterministic_ignored is on. Called at phase 1,
+ * where the tilings read GetDeterministic(). */
+int atomic_order(const opctx *x, const job_head *h, int overlap, int honours_flag, const aclTensor *first);
 #endif
