@@ -133,8 +133,6 @@ INFO = _opinfo.scatter_op_info(
         _opinfo.ImplDeviation(
             "no_deterministic_switch_a2a3", "C (Determinism), G.12", _opinfo.A2A3,
             "overlapping windows use fp32 atomic adds with no deterministic mode, despite DOC:237",
-            no_case="only the fp32 summation order varies, which every tolerance allows, so no group can assert "
-                    "it; a --deterministic run shows it (every case runs twice: NONDETERMINISTIC), and "
-                    "tests/test_determinism.py does that with the software CANN's model of it"),
+            groups=("dev_no_deterministic_switch",)),
         _opinfo.empty_grad_unwritten("C (Empty tensors), G.5", "PyTorch rejects an empty gradOutput plane"),
     ))

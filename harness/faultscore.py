@@ -189,10 +189,9 @@ FAULTS: tuple[Fault, ...] = (
           "TIMEOUT", None, "the stream sync after the launch never returns", options=_HANG),
     Fault("sync_507015", "run-level", MP2, "max_pool2d and fp32_values and ks2x2 and contiguous-small_int",
           "RUNTIME", "507015", "AI Core exception: sync returns 507015, device stays in error state"),
-    # seen only under --deterministic, which runs every case twice and compares the bits
-    Fault("deterministic_ignored", "run-level", MP3, "max_pool3d and windows_overlap and float32 and contiguous-uniform",
-          "NONDETERMINISTIC", None, "A2/A3 atomic adds over overlapping windows ignore deterministic mode",
-          options=("--deterministic",)),
+    # the determinism groups run their cases in deterministic mode, twice, and compare the bits
+    Fault("deterministic_ignored", "run-level", MP3, "max_pool3d and determinism",
+          "NONDETERMINISTIC", None, "atomic adds over overlapping windows ignore deterministic mode"),
     Fault("phase2_slow", "run-level", UNP, "max_unpool3d and atk_like_big and float32",
           "SLOW", None, "phase 2 runs its kernel 10 times", options=("--tier", "all")),
 )
@@ -319,8 +318,7 @@ def _baseline(faults: list[Fault], work: Path, jobs: int) -> tuple[dict[str, dic
     def run(family):
         group = by_family[family]
         select = " or ".join(f"({f.select})" for f in group)
-        options = (("--tier", "all") if any("--tier" in f.options for f in group) else ()) + \
-                  (("--deterministic",) if any("--deterministic" in f.options for f in group) else ())
+        options = ("--tier", "all") if any("--tier" in f.options for f in group) else ()
         d = work / f"clean-{family}"
         code, out = _pytest(family, select, d, None, options)
         return family, code, out, _records(d)

@@ -434,3 +434,28 @@ def test_phase2_gets_a_workspace_filled_with_nan_bytes(backend, mp2d_cases, monk
     assert result.status == 0 and result.sync_status == 0, result.message
     assert len(seen["bytes"]) == result.workspace_size >= 32 * 1024
     assert set(seen["bytes"]) == {aclnn_mod.WORKSPACE_FILL}
+
+
+@needs_swcann
+def test_deterministic_mode_for_one_case_is_restored_after(backend):
+    """A `deterministic: true` group sets ACL_OPT_DETERMINISTIC for its case only, at both levels
+    (current opbase reads the process level), even when the case raises."""
+    rt = backend.libs.runtime
+
+    def levels():
+        out = []
+        for getter in ("aclrtGetSysParamOpt", "aclrtCtxGetSysParamOpt"):
+            value = ctypes.c_int64(-1)
+            ret = getattr(rt, getter)(abi.ACL_OPT_DETERMINISTIC, ctypes.byref(value))
+            out.append(value.value if ret == abi.ACL_SUCCESS else f"not set ({ret})")
+        return out
+    assert not backend.deterministic
+    before = levels()           # never set in this process (107021), or 0
+    assert all(v == 0 or str(v).startswith("not set") for v in before), before
+    with backend.deterministic_mode():
+        assert levels() == [1, 1]
+    assert levels() == [0, 0]
+    with pytest.raises(RuntimeError), backend.deterministic_mode():
+        assert levels() == [1, 1]
+        raise RuntimeError("a case that fails half-way")
+    assert levels() == [0, 0]

@@ -3,9 +3,11 @@
 The tilings of the A2/A3 max pools, AdaptiveMaxPool3DGrad and AvgPool3DGrad sum overlapping
 windows with atomic adds, whose order varies from run to run unless deterministic mode is on
 (spec C "Determinism" of each op). The software CANN models that order (swcann/README.md,
-"Atomic adds"), the runner checks the promise (--deterministic: every case twice, same bits),
-and AdaptiveMaxPool2d on A2/A3, whose tiling never reads the flag despite DOC:237, is the
-documented deviation that only such a run can show (golden INFO: no_deterministic_switch_a2a3).
+"Atomic adds"), and the runner checks the promise where it is made: in a --deterministic run
+every case, in a run without it the `determinism` groups (deterministic mode set for the case),
+runs twice and must repeat its bits. AdaptiveMaxPool2d on A2/A3, whose tiling never reads the
+flag despite DOC:237, is the documented deviation such a check shows (golden INFO:
+no_deterministic_switch_a2a3, group dev_no_deterministic_switch; tests/test_deviations.py).
 """
 from __future__ import annotations
 
@@ -86,3 +88,27 @@ def test_atomic_adds_vary_the_bits_run_to_run_unless_deterministic():
         counts[mode] = int(proc.stdout.split()[-1])
     assert counts["0"] >= 4, counts
     assert counts["1"] == 0, counts
+
+
+def test_a_determinism_group_sets_the_mode_for_its_cases_only(tmp_path):
+    """Without --deterministic, a `deterministic: true` group's cases run in deterministic mode
+    (set for the case; tests/test_binding.py checks it is restored after): they pass on the
+    documented library and fail when a tiling ignores the flag; other cases promise nothing."""
+    def run(name, **env):
+        report = tmp_path / name
+        proc = subprocess.run([sys.executable, "-m", "pytest", "cases/max_pool3d_with_argmax_backward.yaml",
+                               "--backend", "aclnn", "--soc", "ascend910b", "-q", "-n", "0", "-p", "no:cacheprovider",
+                               "-k", "determinism or (windows_overlap and float32)", "--report-dir", str(report)],
+                              cwd=ROOT, env=_env(**env), capture_output=True, text=True, timeout=600)
+        assert (report / "results.jsonl").exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+        return {json.loads(x)["case_id"]: json.loads(x) for x in (report / "results.jsonl").read_text().splitlines()}
+    clean = run("clean")
+    assert all(r["status"] == "PASS" for r in clean.values())
+    assert sum("determinism" in c for c in clean) == 4
+    ignored = run("ignored", SWCANN_FAULTS="deterministic_ignored")
+    for cid, r in ignored.items():
+        if ".determinism[" in cid:
+            assert r["status"] == "FAIL" and r["reason"].startswith("nondeterministic: gradInput differs"), r["reason"]
+            assert "its group sets it" in r["reason"]
+        else:       # no promise outside the group: one run each, within tolerance
+            assert r["status"] == "PASS", (cid, r["reason"])

@@ -8,6 +8,7 @@ backend and closed at exit (atexit) or by Backend.close().
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import threading
 
@@ -223,6 +224,31 @@ def _set_deterministic(libs: Libraries) -> dict[str, str]:
         raise HarnessConfigError(f"--deterministic: {libs.runtime_path} exports neither aclrtSetSysParamOpt "
                                  f"nor aclrtCtxSetSysParamOpt")
     return recorded
+
+
+@contextlib.contextmanager
+def deterministic_mode(libs: Libraries):
+    """ACL_OPT_DETERMINISTIC=1 at both levels while a case of a `deterministic: true` group runs
+    (the tilings read it at phase 1), then each level back to the value read before."""
+    rt, before = libs.runtime, {}
+    for _scope, setter, getter in _DETERMINISTIC_SCOPES:
+        if not hasattr(rt, setter):
+            continue
+        value = ctypes.c_int64(0)
+        if hasattr(rt, getter) and getattr(rt, getter)(abi.ACL_OPT_DETERMINISTIC, ctypes.byref(value)) != abi.ACL_SUCCESS:
+            value.value = 0
+        ret = getattr(rt, setter)(abi.ACL_OPT_DETERMINISTIC, 1)
+        if ret != abi.ACL_SUCCESS:
+            raise AclCallError(f"{setter}(ACL_OPT_DETERMINISTIC, 1)", ret, recent_error(libs))
+        before[setter] = value.value
+    if not before:
+        raise AclCallError("deterministic mode", None, f"{libs.runtime_path.name} exports neither "
+                           "aclrtSetSysParamOpt nor aclrtCtxSetSysParamOpt")
+    try:
+        yield
+    finally:
+        for setter, value in before.items():
+            getattr(rt, setter)(abi.ACL_OPT_DETERMINISTIC, value)
 
 
 def close_session() -> list[str]:

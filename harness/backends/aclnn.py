@@ -180,6 +180,10 @@ class AclnnBackend:
         """Deterministic mode is on (--deterministic): the runner checks that it holds."""
         return self.session.deterministic
 
+    def deterministic_mode(self):
+        """Deterministic mode for one case (a `deterministic: true` group), restored after."""
+        return runtime.deterministic_mode(self.libs)
+
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []
         if self._baseline is None:

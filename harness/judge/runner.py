@@ -1,6 +1,7 @@
 """Run one case on a backend and judge it: status, numerics, untouched memory."""
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from dataclasses import dataclass, field
@@ -66,7 +67,8 @@ def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod
     out = Outcome(case.id, case.op.name, "passed", family=family, note=case.note, check=case.check,
                   backend=info.as_properties())
     try:
-        out = _judge(case, backend, family, out, cache, capture)
+        with _mode_for(case, backend):
+            out = _judge(case, backend, family, out, cache, capture)
         deviation = case.deviation_on(info.backend, family)
         if deviation and out.outcome in ("failed", "passed"):
             # A known deviation of this backend: a failure is expected and reported as such.
@@ -186,11 +188,22 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     return out
 
 
+def _mode_for(case: Case, backend: Backend):
+    """Deterministic mode for a case of a `deterministic: true` group, where the run is not in it
+    already; the backend restores the previous setting afterwards (a no-op off aclnn)."""
+    if case.deterministic and not getattr(backend, "deterministic", False) and hasattr(backend, "deterministic_mode"):
+        return backend.deterministic_mode()
+    return contextlib.nullcontext()
+
+
 def _determinism_promised(case: Case, backend: Backend) -> str | None:
     """Why the same inputs must give the same bits here, or None: deterministic mode is on
-    (--deterministic), or the op's documentation says it is deterministic by default."""
+    (--deterministic, or the case's group asks for it), or the op's documentation says it is
+    deterministic by default."""
     if getattr(backend, "deterministic", False):
         return "deterministic mode is on"
+    if case.deterministic and backend.reports_status:
+        return "the case runs in deterministic mode (its group sets it)"
     if case.op.deterministic_by_default and backend.reports_status:
         return f"{case.op.name} is documented deterministic by default"
     return None

@@ -137,6 +137,7 @@ class Case:
     mutation: Mutation | None = None
     deviations: tuple[Deviation, ...] = ()
     timeout_s: float | None = None    # the group's deadline; None: sized from the shape
+    deterministic: bool = False       # runs in deterministic mode, twice, and must repeat its bits
     # input tensor -> shape when every input is drawn on its own (no forward pass), e.g. an ATK
     # case whose executor feeds random indices; None: the golden's `prepare` makes the inputs
     drawn_shapes: dict | None = field(default=None, hash=False, compare=False)
