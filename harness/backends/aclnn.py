@@ -24,10 +24,8 @@ if TYPE_CHECKING:
 
 SWCANN_WARNING = "SOFTWARE CANN: results are simulated, not hardware"
 DEFAULT_SW_FAMILY = "ascend910b"
+WORKSPACE_FILL = 0xFF       # every byte of the workspace before phase 2: NaN in fp32, fp16 and bf16
 _warned = False
-
-
-WORKSPACE_FILL = 0xFF
 
 
 def _warn_software(path, why: str | None) -> None:
@@ -147,9 +145,9 @@ class AclnnBackend:
         workspace = None
         if workspace_size.value > 0:
             try:
-                # 0xFF bytes: NaN in fp32, fp16 and bf16. A kernel that sums into workspace it never
-                # cleared then fails visibly, whatever the allocator hands out (fresh device memory
-                # is often zero, which would hide it; torch_npu's caching allocator returns old data)
+                # a kernel that sums into workspace it never cleared then fails visibly, whatever the
+                # allocator hands out (fresh device memory is often zero, which would hide it;
+                # torch_npu's caching allocator returns old data)
                 workspace = objs.filled_buffer(workspace_size.value, WORKSPACE_FILL)
             except runtime.AclCallError:
                 objs.unused_executor(executor.value)
