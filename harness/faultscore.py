@@ -15,6 +15,7 @@ classifies every case that did not pass:
     OUTSIDE_VIEW the library wrote into the gaps of a strided output
     INPUT_WRITTEN the library changed an input's device buffer (aclnn inputs are const); detail =
                  the input's name
+    WORKSPACE_OVERRUN the library stored past the workspace phase 1 asked for (guard bytes changed)
     NONDETERMINISTIC  two runs of a case with the same inputs gave different bits where
                  determinism is promised (--deterministic, or an op documented deterministic)
     LAUNCH       an empty input made phase 2 launch a kernel (it must return early); read from
@@ -174,6 +175,9 @@ FAULTS: tuple[Fault, ...] = (
           "INPUT_WRITTEN", "gradOutput", "the kernel keeps scratch data in gradOutput's first 32 bytes"),
     Fault("input_as_scratch", "resource", UNP, "max_unpool3d and values and float32 and normal",
           "INPUT_WRITTEN", "gradOutput", "the kernel keeps scratch data in gradOutput's first 32 bytes"),
+    # guard bytes after the workspace, read back after phase 2
+    Fault("workspace_undersized", "resource", AMP, "adaptive and overlapping_half and os4x4 and int32",
+          "WORKSPACE_OVERRUN", None, "phase 1 asks for 64 bytes less workspace than the kernel's accumulator uses"),
     Fault("write_past_end", "resource", AVG, "avg_pool2d and layouts and strided",
           "OUTSIDE_VIEW", None, "every row of gradInput is stored one element too long"),
     Fault("empty_launches", "resource", MP3, "max_pool3d and empty_batch",
@@ -243,6 +247,8 @@ def classify(record: dict, baseline: dict | None = None) -> Finding:
         return Finding(cid, "OUTSIDE_VIEW", None, reason)
     if "nondeterministic: " in reason:
         return Finding(cid, "NONDETERMINISTIC", None, reason[:300])
+    if reason.startswith("the library wrote past the end of its workspace"):
+        return Finding(cid, "WORKSPACE_OVERRUN", None, reason[:300])
     written = _WROTE_INTO_INPUT.search(reason)
     if written:
         return Finding(cid, "INPUT_WRITTEN", written.group(1), reason[:300])

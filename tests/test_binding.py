@@ -434,6 +434,29 @@ def test_phase2_gets_a_workspace_filled_with_nan_bytes(backend, mp2d_cases, monk
     assert result.status == 0 and result.sync_status == 0, result.message
     assert len(seen["bytes"]) == result.workspace_size >= 32 * 1024
     assert set(seen["bytes"]) == {aclnn_mod.WORKSPACE_FILL}
+    assert result.workspace_overrun == 0
+
+
+@needs_swcann
+def test_a_store_past_the_workspace_is_caught_by_its_guard(backend, mp2d_cases, monkeypatch):
+    """Guard bytes follow the workspace's 32-byte-rounded end: a kernel storing beyond the workspace
+    phase 1 asked for changes them (on hardware that memory belongs to someone else)."""
+    case = _valid_base(mp2d_cases)
+    real_entry = backend._entry
+
+    def entry(op, kinds):
+        phase1, phase2 = real_entry(op, kinds)
+
+        def overrunning(ws, size, executor, stream):
+            ret = phase2(ws, size, executor, stream)
+            past = alloc_size(size) + 40           # a store 40 bytes past the rounded end
+            backend.libs.runtime.aclrtMemset(ws + past, 8, 0, 8)
+            return ret
+        return phase1, overrunning
+    monkeypatch.setattr(backend, "_entry", entry)
+    result = backend.run(case.op.descriptor, _args(case))
+    assert result.status == 0 and result.sync_status == 0, result.message
+    assert result.workspace_overrun == 8
 
 
 @needs_swcann

@@ -281,3 +281,11 @@ def test_input_written_by_the_library_fails_the_case(cases):
             return replace(super().run(case, args), inputs_written=("gradOutput",))
     out = run_case(cases["contiguous"], Scratch(), "ascend910b")
     assert out.outcome == "failed" and out.reason.startswith("the library wrote into input gradOutput:")
+
+
+def test_a_store_past_the_workspace_fails_the_case(cases):
+    class Overrun(Tampering):
+        def run(self, case, args):
+            return replace(super().run(case, args), workspace_size=33024, workspace_overrun=64)
+    out = run_case(cases["contiguous"], Overrun(), "ascend910b")
+    assert out.outcome == "failed" and out.reason.startswith("the library wrote past the end of its workspace: 64 ")

@@ -107,6 +107,14 @@ class CaseObjects(contextlib.AbstractContextManager):
             if ret != abi.ACL_SUCCESS:
                 raise AclCallError(f"aclrtMemcpy(device to host, {nbytes} bytes)", ret, recent_error(self.libs))
 
+    def read(self, dev: int, nbytes: int) -> bytes:
+        """`nbytes` of device memory from address `dev` (aclrtMemcpy device to host)."""
+        buf = (ctypes.c_ubyte * nbytes)()
+        ret = self.libs.runtime.aclrtMemcpy(buf, nbytes, dev, nbytes, abi.ACL_MEMCPY_DEVICE_TO_HOST)
+        if ret != abi.ACL_SUCCESS:
+            raise AclCallError(f"aclrtMemcpy(device to host, {nbytes} bytes)", ret, recent_error(self.libs))
+        return bytes(buf)
+
     def unchanged(self, dev: int, storage: torch.Tensor) -> bool:
         """Whether the device buffer still holds exactly the bytes uploaded from `storage`
         (compared as bytes: NaN payloads and -0.0 count, and NaN == NaN)."""

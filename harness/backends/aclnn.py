@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .. import dtypes, environment, families
 from ..acl import abi, loader, runtime, setenv
-from ..acl.objects import CaseObjects
+from ..acl.objects import CaseObjects, alloc_size
 from ..errors import HarnessConfigError
 from ..model import OpDescriptor
 from .base import BackendInfo, RunResult
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 SWCANN_WARNING = "SOFTWARE CANN: results are simulated, not hardware"
 DEFAULT_SW_FAMILY = "ascend910b"
 WORKSPACE_FILL = 0xFF       # every byte of the workspace before phase 2: NaN in fp32, fp16 and bf16
+# Guard bytes after the workspace, from its 32-byte-rounded end (a kernel storing whole 32-byte
+# blocks may touch the rounding, which every allocator gives): a store beyond is an overrun
+WORKSPACE_GUARD = 256
 _warned = False
 
 
@@ -148,7 +151,7 @@ class AclnnBackend:
                 # a kernel that sums into workspace it never cleared then fails visibly, whatever the
                 # allocator hands out (fresh device memory is often zero, which would hide it;
                 # torch_npu's caching allocator returns old data)
-                workspace = objs.filled_buffer(workspace_size.value, WORKSPACE_FILL)
+                workspace = objs.filled_buffer(alloc_size(workspace_size.value) + WORKSPACE_GUARD, WORKSPACE_FILL)
             except runtime.AclCallError:
                 objs.unused_executor(executor.value)
                 raise
@@ -165,13 +168,17 @@ class AclnnBackend:
         if sync != 0:
             messages.append(runtime.recent_error(libs))
         written: tuple[str, ...] = ()
+        overrun = 0
         if p2 == 0 and sync == 0:
             for name, dev in device_out.items():
                 objs.download(dev, outputs[name].storage)
             written = tuple(name for name, (dev, storage) in device_in.items() if not objs.unchanged(dev, storage))
+            if workspace is not None:
+                guard = objs.read(workspace + alloc_size(workspace_size.value), WORKSPACE_GUARD)
+                overrun = sum(b != WORKSPACE_FILL for b in guard)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
         return RunResult(status, message, p2, sync, outputs, timings, workspace_size=ran_workspace,
-                         launch_s=launch_s, launches=launches, inputs_written=written)
+                         launch_s=launch_s, launches=launches, inputs_written=written, workspace_overrun=overrun)
 
     @property
     def deterministic(self) -> bool:

@@ -25,6 +25,7 @@ class RunResult:
                                           # library offers no launch counter (a real CANN: profiler only)
     inputs_written: tuple[str, ...] = ()  # input tensors whose device buffer phase 2 changed (an
                                           # aclnn input is const: a kernel using it as scratch is a bug)
+    workspace_overrun: int = 0            # guard bytes after the workspace that phase 2 changed
 
     @property
     def runtime_failed(self) -> bool:

@@ -162,6 +162,9 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     broken = _status0_promise(case, result, inputs, out)
     if broken:
         return _fail(out, broken)
+    if result.workspace_overrun:
+        return _fail(out, f"the library wrote past the end of its workspace: {result.workspace_overrun} of the "
+                          f"guard bytes after the {result.workspace_size} bytes phase 1 asked for changed")
     if result.inputs_written:
         return _fail(out, f"the library wrote into input {', '.join(result.inputs_written)}: its device "
                           f"buffer changed during phase 2 (aclnn inputs are const)")

@@ -282,6 +282,9 @@ void *job_new(opctx *x, size_t size, run_fn run, int empty, uint64_t acc_elems, 
     for (int i = 0; i < nt; i++) snap(&h->t[i], ts[i].t, ts[i].name);
     e->api = x->api;
     e->workspace = empty ? 0 : SYS_WORKSPACE + acc;
+    /* fault workspace_undersized: the accumulator is sized one 16-float tile short, so the kernel
+     * writes 64 bytes past the workspace phase 1 asked for (into whatever the caller put there) */
+    if (acc > 64 && op_bug(x, "workspace_undersized", nt > 0 ? ts[0].t : NULL)) e->workspace -= 64;
     e->run = run_adapter;
     e->destroy = destroy_exec;
     e->payload = h;
