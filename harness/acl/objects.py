@@ -98,21 +98,21 @@ class CaseObjects(contextlib.AbstractContextManager):
                 raise AclCallError(f"aclrtMemcpy(host to device, {nbytes} bytes)", ret, recent_error(self.libs))
         return dev
 
+    def _to_host(self, dst, dev: int, nbytes: int) -> None:
+        ret = self.libs.runtime.aclrtMemcpy(dst, nbytes, dev, nbytes, abi.ACL_MEMCPY_DEVICE_TO_HOST)
+        if ret != abi.ACL_SUCCESS:
+            raise AclCallError(f"aclrtMemcpy(device to host, {nbytes} bytes)", ret, recent_error(self.libs))
+
     def download(self, dev: int, storage: torch.Tensor) -> None:
         """Copy the device buffer back over the whole host storage, in place."""
         host, nbytes = _host_bytes(storage)
         if nbytes:
-            ret = self.libs.runtime.aclrtMemcpy(host.data_ptr(), nbytes, dev, nbytes,
-                                                abi.ACL_MEMCPY_DEVICE_TO_HOST)
-            if ret != abi.ACL_SUCCESS:
-                raise AclCallError(f"aclrtMemcpy(device to host, {nbytes} bytes)", ret, recent_error(self.libs))
+            self._to_host(host.data_ptr(), dev, nbytes)
 
     def read(self, dev: int, nbytes: int) -> bytes:
-        """`nbytes` of device memory from address `dev` (aclrtMemcpy device to host)."""
+        """`nbytes` of device memory from address `dev`."""
         buf = (ctypes.c_ubyte * nbytes)()
-        ret = self.libs.runtime.aclrtMemcpy(buf, nbytes, dev, nbytes, abi.ACL_MEMCPY_DEVICE_TO_HOST)
-        if ret != abi.ACL_SUCCESS:
-            raise AclCallError(f"aclrtMemcpy(device to host, {nbytes} bytes)", ret, recent_error(self.libs))
+        self._to_host(buf, dev, nbytes)
         return bytes(buf)
 
     def unchanged(self, dev: int, storage: torch.Tensor) -> bool:

@@ -145,13 +145,13 @@ class AclnnBackend:
             objs.unused_executor(executor.value)
             return RunResult(status, outputs=outputs, timings=timings,
                              not_run=f"{', '.join(unbacked)} unbacked (descriptors without memory)")
-        workspace = None
+        workspace, guard_at = None, alloc_size(workspace_size.value)
         if workspace_size.value > 0:
             try:
                 # a kernel that sums into workspace it never cleared then fails visibly, whatever the
                 # allocator hands out (fresh device memory is often zero, which would hide it;
                 # torch_npu's caching allocator returns old data)
-                workspace = objs.filled_buffer(alloc_size(workspace_size.value) + WORKSPACE_GUARD, WORKSPACE_FILL)
+                workspace = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
             except runtime.AclCallError:
                 objs.unused_executor(executor.value)
                 raise
@@ -174,7 +174,7 @@ class AclnnBackend:
                 objs.download(dev, outputs[name].storage)
             written = tuple(name for name, (dev, storage) in device_in.items() if not objs.unchanged(dev, storage))
             if workspace is not None:
-                guard = objs.read(workspace + alloc_size(workspace_size.value), WORKSPACE_GUARD)
+                guard = objs.read(workspace + guard_at, WORKSPACE_GUARD)
                 overrun = sum(b != WORKSPACE_FILL for b in guard)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
         return RunResult(status, message, p2, sync, outputs, timings, workspace_size=ran_workspace,

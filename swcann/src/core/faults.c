@@ -55,7 +55,7 @@ static const char *const k_names[] = {
     "cip_far_pad_dropped",    /* pool_kernels.c: countIncludePad divisor drops the bottom/right padding */
     "acc_workspace_not_zeroed",/* common.c: the fp32 accumulator in the workspace is never cleared */
     "input_as_scratch",       /* common.c: the kernel keeps scratch data in gradOutput's first 32 bytes */
-    "deterministic_ignored",  /* pool_kernels.c: A2/A3 atomic adds ignore deterministic mode */
+    "deterministic_ignored",  /* pool_kernels.c: atomic adds over overlapping windows ignore deterministic mode */
     "workspace_undersized",   /* common.c: phase 1 asks for 64 bytes less workspace than the kernel uses */
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])

@@ -69,6 +69,9 @@ static int atomic_reversed(int atomic)
     return atomic && (launches++ & 1u);
 }
 
+/* the i-th of n steps along an axis, walked backwards when `rev` */
+static inline int64_t walk(int rev, int64_t n, int64_t i) { return rev ? n - 1 - i : i; }
+
 static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
 {
     scatter_job *j = (scatter_job *)h;
@@ -102,12 +105,12 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
     for (int64_t n = 0; n < on; n++)
         for (int64_t c = 0; c < oc; c++) {
             float *plane = acc + (n * C + c) * P;
+            int64_t rn = batch0 ? 0 : n;
             for (int64_t d0 = 0; d0 < go.n[2]; d0++)
                 for (int64_t y0 = 0; y0 < go.n[3]; y0++)
                     for (int64_t x0 = 0; x0 < go.n[4]; x0++) {
-                        int64_t d = rev ? go.n[2] - 1 - d0 : d0, y = rev ? go.n[3] - 1 - y0 : y0,
-                                x = rev ? go.n[4] - 1 - x0 : x0;
-                        int64_t rn = batch0 ? 0 : n;
+                        int64_t d = walk(rev, go.n[2], d0), y = walk(rev, go.n[3], y0),
+                                x = walk(rev, go.n[4], x0);
                         int64_t v = ld_i(&ix, lt_at(&ix, rn, c, d, y, x));
                         if (j->idx_cast_i32) v = (int32_t)v;
                         float g = ld_f(&go, lt_at(&go, rn, c, d, y, x));
@@ -192,8 +195,8 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
         for (int64_t od0 = 0; od0 < go.n[2]; od0++)
             for (int64_t oh0 = 0; oh0 < go.n[3]; oh0++)
                 for (int64_t ow0 = 0; ow0 < go.n[4]; ow0++) {
-                    int64_t od = rev ? go.n[2] - 1 - od0 : od0, oh = rev ? go.n[3] - 1 - oh0 : oh0,
-                            ow = rev ? go.n[4] - 1 - ow0 : ow0;
+                    int64_t od = walk(rev, go.n[2], od0), oh = walk(rev, go.n[3], oh0),
+                            ow = walk(rev, go.n[4], ow0);
                     int64_t de, he, we, pd, ph, pw;
                     int64_t ds = window(j, 0, od, D, &de, &pd), hs = window(j, 1, oh, H, &he, &ph),
                             ws0 = window(j, 2, ow, W, &we, &pw);
