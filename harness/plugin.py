@@ -310,6 +310,26 @@ class AtkFile(pytest.File):
             yield CaseItem.from_parent(self, name=case.name, case=case)
 
 
+def _xdist_queue(config):
+    """xdist's queue of the item indices its controller has dealt this worker (the worker loop's
+    `torun`, pytest-xdist 3.x), or None. Read only as a hint of what comes next (_dealt)."""
+    interactor = next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None)
+    queue = getattr(interactor, "torun", None)
+    return queue if callable(getattr(queue, "lock", None)) else None
+
+
+def _dealt(queue, n: int) -> list[int]:
+    """Up to `n` indices waiting in xdist's queue after `nextitem`. Any other layout of that
+    queue gives [] (ahead = `nextitem` alone, as before). A case sent ahead and then stolen
+    back by the controller (--dist worksteal) runs twice, once for nothing."""
+    try:
+        with queue.lock() as pending:
+            head = [pending[i] for i in range(min(n, len(pending)))]
+    except Exception:
+        return []
+    return [i for i in head if isinstance(i, int)]
+
+
 class CaseSession:
     """Per-process state. The controller (or the only process) opens the run: it checks the
     configuration in a case worker, locks the report directory and records results. Every
@@ -326,6 +346,7 @@ class CaseSession:
         self.controller_journal: journal_mod.Journal | None = None
         self.upcoming: list = []              # cases pytest runs next (pytest_runtest_protocol)
         self._position: dict[str, int] | None = None
+        self._xdist_queue = False             # xdist's queue of what this worker runs next (None: not readable)
         # --prepare-only fills the cache in this process (no device, no case worker); a run uses
         # it in its case workers, which report their hits and misses (executor.cache_stats)
         self.cache = _prepare_only_cache(settings) if settings.prepare_only else None
@@ -417,11 +438,18 @@ class CaseSession:
 
     def note_upcoming(self, item, nextitem) -> None:
         """The cases pytest runs after `item`: in one process, the next few of the session's items;
-        under xdist only `nextitem` is known (the controller deals out the rest as it goes)."""
-        if self.settings.worker is not None or nextitem is None:
-            self.upcoming = [nextitem.case] if isinstance(nextitem, CaseItem) else []
+        under xdist, `nextitem` and what the controller has already dealt this worker (_dealt)."""
+        if nextitem is None:
+            self.upcoming = []
             return
         items = item.session.items
+        if self.settings.worker is not None:
+            if self._xdist_queue is False:
+                self._xdist_queue = _xdist_queue(item.config)
+            dealt = _dealt(self._xdist_queue, 2 * LOOKAHEAD) if self._xdist_queue is not None else []
+            following = [nextitem, *(items[i] for i in dealt if i < len(items))]
+            self.upcoming = [it.case for it in following if isinstance(it, CaseItem)]
+            return
         if self._position is None:
             self._position = {it.nodeid: i for i, it in enumerate(items)}
         i = self._position.get(item.nodeid, -1)

@@ -137,3 +137,24 @@ def test_the_pytest_side_of_a_run_never_imports_torch(suite, tmp_path, monkeypat
     code, out = suite("--backend", "aclnn", "-p", "torch_probe", "-s", "-n", "0")
     assert code == 0, out
     assert "TORCH-IN-PYTEST-PROCESS False" in out, out[-3000:]
+
+
+def test_an_xdist_worker_sends_ahead_what_it_was_dealt(suite, tmp_path, monkeypatch):
+    """Under xdist a worker knows more than `nextitem`: the controller deals it several items at
+    once. They go to its case worker ahead (plugin._dealt), as in a run without xdist; with
+    `nextitem` alone the case worker idled while its pytest process reported."""
+    doc = yaml.safe_load((tmp_path / "cases" / "mp.yaml").read_text())
+    doc["groups"][0]["matrix"]["shape"] = [[1, 2, 4, 4 + i] for i in range(12)]
+    (tmp_path / "cases" / "mp.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    seen = tmp_path / "upcoming.txt"
+    (tmp_path / "ahead_probe.py").write_text(
+        "def pytest_runtest_call(item):\n"
+        "    session = item.config.pluginmanager.get_plugin('aclnn-case-session')\n"
+        f"    open({str(seen)!r}, 'a').write(f'{{len(session.upcoming)}}\\n')\n")
+    monkeypatch.setenv("PYTHONPATH", ":".join([str(tmp_path), *sys.path]))
+    code, out = suite("-q", "-n", "1", "-p", "ahead_probe", "--backend", "aclnn")
+    assert code == 0, out
+    counts = [int(x) for x in seen.read_text().split()]
+    assert len(counts) == 13, counts
+    assert max(counts) > 1, counts       # more than nextitem
+    assert counts[-1] == 0, counts        # nothing after the last item

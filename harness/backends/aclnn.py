@@ -175,7 +175,7 @@ class AclnnBackend:
             written = tuple(name for name, (dev, storage) in device_in.items() if not objs.unchanged(dev, storage))
             if workspace is not None:
                 guard = objs.read(workspace + guard_at, WORKSPACE_GUARD)
-                overrun = sum(b != WORKSPACE_FILL for b in guard)
+                overrun = len(guard) - guard.count(WORKSPACE_FILL)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
         return RunResult(status, message, p2, sync, outputs, timings, workspace_size=ran_workspace,
                          launch_s=launch_s, launches=launches, inputs_written=written, workspace_overrun=overrun)
