@@ -16,6 +16,8 @@ classifies every case that did not pass:
     INPUT_WRITTEN the library changed an input's device buffer (aclnn inputs are const); detail =
                  the input's name
     WORKSPACE_OVERRUN the library stored past the workspace phase 1 asked for (guard bytes changed)
+    RELAUNCH     the second launch of a repeatable executor (a `relaunch` group, or --relaunch) failed
+                 where its first passed
     NONDETERMINISTIC  two runs of a case with the same inputs gave different bits where
                  determinism is promised (--deterministic, or an op documented deterministic)
     LAUNCH       an empty input made phase 2 launch a kernel (it must return early); read from
@@ -48,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .judge import reasons
 from .status import Status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +62,7 @@ RUN_TIMEOUT_S = 300     # one pytest run; a hang of the harness itself must not 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 _CHECK_IN_REASON = re.compile(r"\[(B[\w.]+)\]")
 _LAUNCHED_ON_EMPTY = re.compile(r"^empty .*: phase 2 launched \d+ kernel")
-_WROTE_INTO_INPUT = re.compile(r"the library wrote into input ([\w, ]+?):")
+_WROTE_INTO_INPUT = re.compile(re.escape(reasons.WROTE_INTO_INPUT) + r" ([\w, ]+?):")
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,11 @@ FAULTS: tuple[Fault, ...] = (
     # the determinism groups run their cases in deterministic mode, twice, and compare the bits
     Fault("deterministic_ignored", "run-level", MP3, "max_pool3d and determinism",
           "NONDETERMINISTIC", None, "atomic adds over overlapping windows ignore deterministic mode"),
+    # the repeatable_executor groups launch one repeatable executor twice, outputs refilled between
+    Fault("relaunch_not_zeroed", "run-level", MP3, "max_pool3d and repeatable_executor",
+          "RELAUNCH", None, "gradInput is cleared on a repeatable executor's first launch only"),
+    Fault("relaunch_no_kernel", "run-level", UNP, "max_unpool3d and repeatable_executor",
+          "RELAUNCH", None, "a repeatable executor's later launches run no kernel and report success"),
     Fault("phase2_slow", "run-level", UNP, "max_unpool3d and atk_like_big and float32",
           "SLOW", None, "phase 2 runs its kernel 10 times", options=("--tier", "all")),
 )
@@ -240,14 +248,16 @@ def classify(record: dict, baseline: dict | None = None) -> Finding:
         return Finding(cid, "WRONG_CHECK", _check_of(record), reason[:300])
     if _LAUNCHED_ON_EMPTY.search(reason):
         return Finding(cid, "LAUNCH", None, reason[:300])
+    if reason.startswith(reasons.RELAUNCH):     # whatever that launch got wrong; the first one passed
+        return Finding(cid, "RELAUNCH", None, reason[:300])
     code = record.get("sync_status") or record.get("phase2_status")
     if code:        # a runtime error of phase 2 or the sync, whatever words the reason uses
         return Finding(cid, "RUNTIME", str(code), reason[:300])
-    if "wrote outside the output view" in reason:
+    if reasons.OUTSIDE_VIEW in reason:
         return Finding(cid, "OUTSIDE_VIEW", None, reason)
-    if "nondeterministic: " in reason:
+    if reasons.NONDETERMINISTIC in reason:
         return Finding(cid, "NONDETERMINISTIC", None, reason[:300])
-    if reason.startswith("the library wrote past the end of its workspace"):
+    if reason.startswith(reasons.WORKSPACE_OVERRUN):
         return Finding(cid, "WORKSPACE_OVERRUN", None, reason[:300])
     written = _WROTE_INTO_INPUT.search(reason)
     if written:

@@ -68,6 +68,10 @@ def pytest_addoption(parser):
                 help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
                      "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt), and hold the library to it: every "
                      "numeric case runs twice and must give the same bits")
+    g.addoption("--relaunch", action="store_true",
+                help="aclnn: make every executor repeatable (aclSetAclOpExecutorRepeatable) and launch it twice "
+                     "on the same buffers, outputs and workspace filled afresh: both launches must pass (what "
+                     "the `relaunch: true` groups do for their cases)")
     g.addoption("--no-reexec", action="store_true",
                 help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
                      "instead of re-executing with it applied")
@@ -119,6 +123,7 @@ class RunSettings:
     case_timeout: float | None = None
     resume: str | None = None
     case_workers: int = 1
+    relaunch: bool = False
 
     @classmethod
     def from_config(cls, config) -> "RunSettings":
@@ -140,11 +145,12 @@ class RunSettings:
                    config.getoption("no_sw_fallback"), config.getoption("deterministic"),
                    config.getoption("tier"), config.getoption("report_dir"),
                    getattr(config, "workerinput", {}).get("workerid"), config.getoption("golden_cache"),
-                   config.getoption("prepare_only"), timeout, config.getoption("resume"), _case_workers(config))
+                   config.getoption("prepare_only"), timeout, config.getoption("resume"), _case_workers(config),
+                   config.getoption("relaunch"))
 
     def backend_settings(self) -> dict:
         """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
-        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache")
+        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch")
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 

@@ -82,21 +82,29 @@ class CaseObjects(contextlib.AbstractContextManager):
     def filled_buffer(self, nbytes: int, byte: int) -> int:
         """device_buffer(nbytes) with every byte set to `byte` (aclrtMemset)."""
         dev = self.device_buffer(nbytes)
+        self.fill(dev, nbytes, byte)
+        return dev
+
+    def fill(self, dev: int, nbytes: int, byte: int) -> None:
+        """Set `nbytes` of a buffer from device_buffer(nbytes) to `byte` (aclrtMemset)."""
         ret = self.libs.runtime.aclrtMemset(dev, alloc_size(nbytes), byte, nbytes)
         if ret != abi.ACL_SUCCESS:
             raise AclCallError(f"aclrtMemset({nbytes} bytes)", ret, recent_error(self.libs))
-        return dev
 
     def upload(self, storage: torch.Tensor) -> int:
         """A device buffer holding a copy of the whole flat storage (gaps and poison included)."""
+        dev = self.device_buffer(_host_bytes(storage)[1])
+        self.upload_into(dev, storage)
+        return dev
+
+    def upload_into(self, dev: int, storage: torch.Tensor) -> None:
+        """Copy the whole flat storage into a buffer that upload(storage) made."""
         host, nbytes = _host_bytes(storage)
-        dev = self.device_buffer(nbytes)
         if nbytes:
             ret = self.libs.runtime.aclrtMemcpy(dev, alloc_size(nbytes), host.data_ptr(), nbytes,
                                                 abi.ACL_MEMCPY_HOST_TO_DEVICE)
             if ret != abi.ACL_SUCCESS:
                 raise AclCallError(f"aclrtMemcpy(host to device, {nbytes} bytes)", ret, recent_error(self.libs))
-        return dev
 
     def _to_host(self, dst, dev: int, nbytes: int) -> None:
         ret = self.libs.runtime.aclrtMemcpy(dst, nbytes, dev, nbytes, abi.ACL_MEMCPY_DEVICE_TO_HOST)
@@ -154,6 +162,20 @@ class CaseObjects(contextlib.AbstractContextManager):
             raise AclCallError(f"aclCreateIntArray({name}={list(values)})", None, recent_error(self.libs))
         self._release(f"aclDestroyIntArray({name})", self.libs.nnopbase.aclDestroyIntArray, handle)
         return handle
+
+    def repeatable(self, executor: int) -> None:
+        """Make the executor repeatable (aclSetAclOpExecutorRepeatable, right after phase 1, as
+        acl_abi.md 2.2 requires), so phase 2 may run it more than once; it is then freed with
+        aclDestroyAclOpExecutor when the case's objects are released (before its tensors)."""
+        nn = self.libs.nnopbase
+        missing = [f for f in ("aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor") if not hasattr(nn, f)]
+        if missing:
+            raise AclCallError(f"{' and '.join(missing)} (not exported by {self.libs.nnopbase_path})", None,
+                               "a repeatable executor needs both")
+        ret = nn.aclSetAclOpExecutorRepeatable(executor)
+        if ret != abi.ACL_SUCCESS:
+            raise AclCallError("aclSetAclOpExecutorRepeatable", ret, recent_error(self.libs))
+        self._release("aclDestroyAclOpExecutor", nn.aclDestroyAclOpExecutor, executor)
 
     def unused_executor(self, executor: int) -> None:
         """Release an executor whose phase 2 will not run (phase 2 consumes it otherwise).

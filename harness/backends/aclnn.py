@@ -7,6 +7,7 @@ warning. --no-sw-fallback turns that fallback into an error.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import sys
 import time
@@ -56,6 +57,7 @@ def find_libraries(no_sw_fallback: bool) -> tuple[loader.Libraries, loader.Disco
 
 class AclnnBackend:
     reports_status = True       # valid and invalid cases both run: phase-1 statuses are the contract
+    repeatable_executors = True  # run(relaunch=True): aclSetAclOpExecutorRepeatable, phase 2 twice
 
     def __init__(self, config):
         libs, found, fallback = find_libraries(bool(getattr(config, "no_sw_fallback", False)))
@@ -70,6 +72,7 @@ class AclnnBackend:
             os.environ.setdefault("SWCANN_SOC", requested or DEFAULT_SW_FAMILY)
             _warn_software(libs.runtime_path, fallback)
         self.libs = libs
+        self.relaunch_all = bool(getattr(config, "relaunch", False))    # --relaunch: every case's executor twice
         shared = runtime.current() is not None     # another backend of this process opened ACL already
         slot = getattr(config, "slot", None)        # a case worker's (harness/execution/pool.py)
         if slot is None:
@@ -94,7 +97,10 @@ class AclnnBackend:
 
     # ------------------------------------------------------------ contract
 
-    def run(self, op: OpDescriptor, args: list[Arg]) -> RunResult:
+    def run(self, op: OpDescriptor, args: list[Arg], relaunch: bool = False) -> RunResult:
+        """Phase 1, then phase 2 when phase 1 succeeds. `relaunch`: the executor is made repeatable
+        and launched a second time on the same buffers (outputs and workspace filled afresh);
+        that launch's result is `second`."""
         null_out = {a.name for a in args if a.kind == "out_pointer"}
         args = [a for a in args if a.kind != "out_pointer"]
         phase1, phase2 = self._entry(op, [a.kind for a in args])
@@ -104,12 +110,13 @@ class AclnnBackend:
         objs = CaseObjects(self.libs)
         try:
             with objs:              # releases every object on every path, in reverse order
-                return self._run(objs, phase1, phase2, args, outputs, null_out)
+                return self._run(objs, phase1, phase2, args, outputs, null_out, relaunch)
         finally:
             self._pending_problems += [f"release failed: {p}" for p in objs.problems]
 
-    def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, null_out=frozenset()) -> RunResult:
-        libs, rt = self.libs, self.libs.runtime
+    def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, null_out=frozenset(),
+             relaunch: bool = False) -> RunResult:
+        libs = self.libs
         c_args, device_out, device_in = [], {}, {}
         for a in args:
             if a.kind == "tensor":
@@ -145,6 +152,13 @@ class AclnnBackend:
             objs.unused_executor(executor.value)
             return RunResult(status, outputs=outputs, timings=timings,
                              not_run=f"{', '.join(unbacked)} unbacked (descriptors without memory)")
+        if relaunch:
+            try:
+                objs.repeatable(executor.value)
+            except runtime.AclCallError:
+                objs.unused_executor(executor.value)
+                raise
+            fresh = {name: outputs[name].storage.clone() for name in device_out}   # what each launch starts from
         workspace, guard_at = None, alloc_size(workspace_size.value)
         if workspace_size.value > 0:
             try:
@@ -153,32 +167,23 @@ class AclnnBackend:
                 # torch_npu's caching allocator returns old data)
                 workspace = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
             except runtime.AclCallError:
-                objs.unused_executor(executor.value)
+                if not relaunch:
+                    objs.unused_executor(executor.value)
                 raise
-        launches_before = self._launches()
-        t0 = time.perf_counter()
-        p2 = phase2(workspace, workspace_size.value, executor, self.session.stream)
-        ran_workspace = workspace_size.value
-        messages = [runtime.recent_error(libs)] if p2 != 0 else []
-        sync = rt.aclrtSynchronizeStream(self.session.stream)   # also surfaces asynchronous kernel errors
-        timings["phase2"] = time.perf_counter() - t0             # launch + stream sync
-        launch_s = timings["phase2"]
-        launches_after = self._launches()
-        launches = None if launches_before is None or launches_after is None else launches_after - launches_before
-        if sync != 0:
-            messages.append(runtime.recent_error(libs))
-        written: tuple[str, ...] = ()
-        overrun = 0
-        if p2 == 0 and sync == 0:
-            for name, dev in device_out.items():
-                objs.download(dev, outputs[name].storage)
-            written = tuple(name for name, (dev, storage) in device_in.items() if not objs.unchanged(dev, storage))
-            if workspace is not None:
-                guard = objs.read(workspace + guard_at, WORKSPACE_GUARD)
-                overrun = len(guard) - guard.count(WORKSPACE_FILL)
-        message = "\n".join(m for m in dict.fromkeys(messages) if m)
-        return RunResult(status, message, p2, sync, outputs, timings, workspace_size=ran_workspace,
-                         launch_s=launch_s, launches=launches, inputs_written=written, workspace_overrun=overrun)
+        launch = _Launch(self, objs, phase2, executor.value, workspace, workspace_size.value, device_out, device_in)
+        first = launch.run(status, outputs, timings)
+        if not relaunch or first.runtime_failed:
+            return first
+        # the same executor again, on buffers set back to what the first launch found (a launch that
+        # leaves an output untouched shows as poison, not as the first launch's result)
+        first.outputs = {name: dataclasses.replace(arg, storage=arg.storage.clone()) for name, arg in outputs.items()}
+        for name, dev in device_out.items():
+            objs.upload_into(dev, fresh[name])
+            outputs[name].storage.copy_(fresh[name])
+        if workspace is not None:
+            objs.fill(workspace, guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
+        first.second = launch.run(status, outputs, {})
+        return first
 
     @property
     def deterministic(self) -> bool:
@@ -220,7 +225,7 @@ class AclnnBackend:
         libs, software = self.libs, self.libs.is_software_cann
         details = {**libs.paths(), "root_source": found.source, "software_cann": software,
                    # only the software CANN names the failed check ("check B9 failed") in its messages
-                   "names_checks": software, "deterministic": self.session.deterministic,
+                   "names_checks": software, "deterministic": self.session.deterministic, "relaunch": self.relaunch_all,
                    "device_count": self.session.device_count,
                    "ASCEND_OPP_PATH": os.environ.get("ASCEND_OPP_PATH")}
         details.update(setenv.facts(libs.root))            # which set_env.sh, how applied, the variables
@@ -281,3 +286,39 @@ class AclnnBackend:
         phase2.argtypes, phase2.restype = abi.PHASE2_ARGTYPES, abi.PHASE2_RESTYPE
         self._entry_points[op.aclnn] = (phase1, phase2)
         return phase1, phase2
+
+
+class _Launch:
+    """Phase 2 of one executor on the case's buffers, then what it did to them: the outputs
+    downloaded, inputs read back (const), the workspace's guard bytes checked."""
+
+    def __init__(self, backend: AclnnBackend, objs: CaseObjects, phase2, executor: int, workspace: int | None,
+                 workspace_size: int, device_out: dict, device_in: dict):
+        self.backend, self.objs, self.phase2, self.executor = backend, objs, phase2, executor
+        self.workspace, self.workspace_size = workspace, workspace_size
+        self.device_out, self.device_in = device_out, device_in
+
+    def run(self, status: int, outputs: dict, timings: dict) -> RunResult:
+        backend, objs, libs = self.backend, self.objs, self.backend.libs
+        launches_before = backend._launches()
+        t0 = time.perf_counter()
+        p2 = self.phase2(self.workspace, self.workspace_size, self.executor, backend.session.stream)
+        messages = [runtime.recent_error(libs)] if p2 != 0 else []
+        sync = libs.runtime.aclrtSynchronizeStream(backend.session.stream)   # also surfaces asynchronous kernel errors
+        timings["phase2"] = launch_s = time.perf_counter() - t0             # launch + stream sync
+        launches_after = backend._launches()
+        launches = None if launches_before is None or launches_after is None else launches_after - launches_before
+        if sync != 0:
+            messages.append(runtime.recent_error(libs))
+        written: tuple[str, ...] = ()
+        overrun = 0
+        if p2 == 0 and sync == 0:
+            for name, dev in self.device_out.items():
+                objs.download(dev, outputs[name].storage)
+            written = tuple(name for name, (dev, storage) in self.device_in.items() if not objs.unchanged(dev, storage))
+            if self.workspace is not None:
+                guard = objs.read(self.workspace + alloc_size(self.workspace_size), WORKSPACE_GUARD)
+                overrun = len(guard) - guard.count(WORKSPACE_FILL)
+        message = "\n".join(m for m in dict.fromkeys(messages) if m)
+        return RunResult(status, message, p2, sync, outputs, timings, workspace_size=self.workspace_size,
+                         launch_s=launch_s, launches=launches, inputs_written=written, workspace_overrun=overrun)

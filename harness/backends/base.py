@@ -26,6 +26,7 @@ class RunResult:
     inputs_written: tuple[str, ...] = ()  # input tensors whose device buffer phase 2 changed (an
                                           # aclnn input is const: a kernel using it as scratch is a bug)
     workspace_overrun: int = 0            # guard bytes after the workspace that phase 2 changed
+    second: RunResult | None = None       # run(relaunch=True): the repeatable executor's second launch
 
     @property
     def runtime_failed(self) -> bool:
@@ -72,7 +73,8 @@ class Backend(Protocol):
     reports_status: bool
 
     def run(self, op: OpDescriptor, args: list[Arg]) -> RunResult:
-        """Run phase 1 (and phase 2 when phase 1 succeeds); copy outputs back."""
+        """Run phase 1 (and phase 2 when phase 1 succeeds); copy outputs back. A backend with
+        executors (repeatable_executors = True) also takes relaunch=True: see RunResult.second."""
 
     def after_case(self) -> list[str]:
         """Post-case health checks (e.g. leaked objects); returns problems found."""

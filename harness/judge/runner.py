@@ -12,7 +12,7 @@ import torch
 from .. import inputs as inputs_mod
 from ..backends.base import Backend, BackendInfo
 from ..model import Case
-from . import cache as cache_mod, compare
+from . import cache as cache_mod, compare, reasons
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 
@@ -136,8 +136,10 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     clock.lap("inputs")
     if capture is not None:
         capture.update(inputs=dict(inputs), golden=expected)
+    relaunch = (case.relaunch or getattr(backend, "relaunch_all", False)) and getattr(backend, "repeatable_executors", False)
     try:
-        result = backend.run(case.op.descriptor, args)
+        result = backend.run(case.op.descriptor, args, relaunch=True) if relaunch else \
+            backend.run(case.op.descriptor, args)
     finally:
         # even when run() raised: a leak must be blamed on this case, not the next one
         out.problems = backend.after_case()
@@ -163,24 +165,31 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     if broken:
         return _fail(out, broken)
     if result.workspace_overrun:
-        return _fail(out, f"the library wrote past the end of its workspace: {result.workspace_overrun} of the "
+        return _fail(out, f"{reasons.WORKSPACE_OVERRUN}: {result.workspace_overrun} of the "
                           f"guard bytes after the {result.workspace_size} bytes phase 1 asked for changed")
     if result.inputs_written:
-        return _fail(out, f"the library wrote into input {', '.join(result.inputs_written)}: its device "
+        return _fail(out, f"{reasons.WROTE_INTO_INPUT} {', '.join(result.inputs_written)}: its device "
                           f"buffer changed during phase 2 (aclnn inputs are const)")
+    relaunched = relaunch and result.status == 0 and not result.not_run   # a second launch to judge
     if not numerics:
-        return out
+        broken = relaunched and _second_launch_broken(case, None, result.second)
+        return _fail(out, f"{reasons.RELAUNCH}: {broken}") if broken else out
     for p in case.op.params:
         if not p.output:
             continue
         arg = result.outputs[p.name]
         if not _untouched_outside_view(arg):
-            return _fail(out, f"{p.name}: the library wrote outside the output view (strided gaps changed)")
+            return _fail(out, f"{p.name}: the library {reasons.OUTSIDE_VIEW} (strided gaps changed)")
         verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
         clock.lap("compare")
         out.verdict = verdict
         if not verdict.passed:
             return _fail(out, f"{p.name}: {verdict.summary()}")
+    if relaunched:
+        broken = _second_launch_broken(case, expected, result.second)
+        clock.lap("relaunch")
+        if broken:
+            return _fail(out, f"{reasons.RELAUNCH}: {broken}")
     promise = _determinism_promised(case, backend)
     if promise:
         again = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
@@ -189,6 +198,30 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         if differs:
             return _fail(out, differs)
     return out
+
+
+def _second_launch_broken(case: Case, expected: dict, second) -> str | None:
+    """What the second launch of a repeatable executor got wrong (or None): it ran on the same
+    buffers, its outputs set back to their poison and its workspace refilled, so it is held to
+    everything the first launch was (its outputs against the golden `expected`, when given)."""
+    if second is None:
+        return "not run (the backend returned no second launch)"
+    if second.runtime_failed:
+        return f"phase 2 status {second.phase2_status}, stream sync {second.sync_status}: {second.message}"
+    if second.workspace_overrun:
+        return f"wrote past the end of its workspace ({second.workspace_overrun} guard bytes changed)"
+    if second.inputs_written:
+        return f"wrote into input {', '.join(second.inputs_written)} (aclnn inputs are const)"
+    for p in case.op.params:
+        if not p.output or expected is None:
+            continue
+        arg = second.outputs[p.name]
+        if not _untouched_outside_view(arg):
+            return f"{p.name}: {reasons.OUTSIDE_VIEW} (strided gaps changed)"
+        verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
+        if not verdict.passed:
+            return f"{p.name}: {verdict.summary()}"
+    return None
 
 
 def _mode_for(case: Case, backend: Backend):
@@ -237,7 +270,7 @@ def _second_run_differs(case: Case, backend: Backend, args, first, promise: str)
         changed = _bits(a) != _bits(b)
         if changed.any():
             delta = (a[changed].double() - b[changed].double()).abs().nan_to_num(nan=float("inf")).max().item()
-            return (f"nondeterministic: {name} differs in {int(changed.sum())} of {a.numel()} elements between "
+            return (f"{reasons.NONDETERMINISTIC} {name} differs in {int(changed.sum())} of {a.numel()} elements between "
                     f"two runs with the same inputs (largest difference {delta:.3g}); {promise}")
     return None
 

@@ -234,7 +234,8 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
         case_name = ids.matrix_case_name(name, dt, idt, shape, attrs, fmt, lay, dist.name)
         cases.append(Case(op, name, case_name, "valid", shape, dt, idt, fmt, lay, attrs, dist,
                           fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs,
-                          timeout_s=g.get("timeout_s"), deterministic=bool(g.get("deterministic", False))))
+                          timeout_s=g.get("timeout_s"), deterministic=bool(g.get("deterministic", False)),
+                          relaunch=bool(g.get("relaunch", False))))
     return cases
 
 

@@ -29,6 +29,8 @@ def command(nodeid: str, props: dict, switches: dict[str, str], root: Path | Non
         args += ["--device", props["device"]]
     if props.get("deterministic") == "True":
         args.append("--deterministic")
+    if props.get("relaunch") == "True":
+        args.append("--relaunch")
     args += ["--tier", "all", "-n", "0"]
     prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
     return (prefix + " " if prefix else "") + runner + " " + shlex.join(args)

@@ -57,6 +57,8 @@ static const char *const k_names[] = {
     "input_as_scratch",       /* common.c: the kernel keeps scratch data in gradOutput's first 32 bytes */
     "deterministic_ignored",  /* pool_kernels.c: atomic adds over overlapping windows ignore deterministic mode */
     "workspace_undersized",   /* common.c: phase 1 asks for 64 bytes less workspace than the kernel uses */
+    "relaunch_not_zeroed",    /* common.c: a repeatable executor clears gradInput on its first launch only */
+    "relaunch_no_kernel",     /* common.c: a repeatable executor's later launches run no kernel */
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 #define MAX_ITEMS 32

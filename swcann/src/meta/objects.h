@@ -26,6 +26,7 @@ struct aclScalar { int32_t dtype; unsigned char v[16]; };
 struct aclOpExecutor {
     const char *api;  /* "aclnnXxx" */
     int repeatable;
+    int launches;     /* phase-2 calls so far (a repeatable executor runs more than once) */
     uint64_t workspace; /* size phase 1 reported */
     /* returns an aclnn status; a device-side failure is parked on the stream */
     int (*run)(struct aclOpExecutor *e, void *ws, uint64_t wsSize, void *stream);

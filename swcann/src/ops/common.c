@@ -473,6 +473,10 @@ int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, vo
     } else if ((st = c->stream_get(stream, &rs, why, sizeof why)) != 0) {
         swc_msgf(c, "EZ9999", "[%s] launch failed, runtime error %d: %s", api, st, why);
         st = ACLNN_ERR_RUNTIME_ERROR;
+    } else if (e->launches > 0 && c->fault_on("relaunch_no_kernel", api, launch_numel(e))) {
+        /* fault relaunch_no_kernel: the tiling data is released after the first launch, and a
+         * later launch of the repeatable executor finds nothing to run and reports success */
+        st = ACLNN_SUCCESS;
     } else if (!c->fault_phase2(api, launch_numel(e), rs)) { /* SWCANN_FAULTS */
         st = e->run(e, ws, wsSize, rs);
         /* fault phase2_slow: a tiling that puts the whole job on one core; the kernel is
@@ -482,6 +486,7 @@ int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, vo
     } else {
         st = ACLNN_SUCCESS; /* the launch is accepted; the device reports the failure at sync */
     }
+    e->launches++;
     /* a non-repeatable executor is consumed by its (first) phase-2 call */
     if (!e->repeatable && c->obj_del(e, SWC_K_EXECUTOR) == 0) e->destroy(e);
     return st;
@@ -590,6 +595,9 @@ void store_planes(const job_head *h, const lt5 *t, const float *acc, int round_t
     /* fault grad_input_not_zeroed: the output is never cleared before the kernel adds into it,
      * so every element keeps what the buffer held plus its gradient */
     int onto_old = job_bug(h, "grad_input_not_zeroed");
+    /* fault relaunch_not_zeroed: the clearing is done once per executor (an "initialised" flag
+     * kept in it), so a repeatable executor's second launch adds onto the buffer's old bytes */
+    if (h->exec->launches > 0 && job_bug(h, "relaunch_not_zeroed")) onto_old = 1;
     int trunc = job_bug(h, "half_store_truncates"), ftz = job_bug(h, "half_subnormal_ftz");
     if (job_bug(h, "tail_unwritten")) { /* only whole 32-byte blocks of the output are stored */
         int64_t total = t->n[0] * t->n[1] * t->n[2] * t->n[3] * t->n[4];

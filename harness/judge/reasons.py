@@ -1,0 +1,10 @@
+"""Words the runner's failure reasons are built from, where tools read a reason back
+(harness.faultscore classifies records by them): defined once, so rewording a reason cannot
+quietly change what the reason is classified as."""
+from __future__ import annotations
+
+WROTE_INTO_INPUT = "the library wrote into input"            # + " gradOutput: ..." (the inputs, then a colon)
+WORKSPACE_OVERRUN = "the library wrote past the end of its workspace"
+OUTSIDE_VIEW = "wrote outside the output view"
+NONDETERMINISTIC = "nondeterministic:"
+RELAUNCH = "second launch of the repeatable executor"        # + ": " what that launch got wrong
