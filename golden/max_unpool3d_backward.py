@@ -32,18 +32,21 @@ def prepare(draw, p):
     out_size = _common.expand(p.attrs.get("outputSize"), 3, "outputSize")
     stride = _common.expand(p.attrs.get("stride"), 3, "stride")
     lead, spatial = shape[:-3], shape[-3:]
-    # indices come from a real max_pool3d(kernel = stride, padding 0) over an
-    # "original" volume of outputSize, so that volume must pool to self's size
-    pooled = tuple(o // s if s > 0 else -1 for o, s in zip(out_size, stride))
-    if pooled != spatial:
-        raise ValueError(f"inconsistent unpool config: max_pool3d(kernel=stride={list(stride)}) "
-                         f"of outputSize {list(out_size)} gives {pooled}, but self's D,H,W are {spatial}")
     if getattr(draw, "explicit", lambda name: False)("indices"):
         # indices the case names itself (all zero, random: ATK's own forms, spec E): any in-range
         # flat index is a defined gather, duplicates included (spec C), so they are taken modulo
-        # the output volume rather than from a forward pass, which never repeats one
+        # the output volume rather than from a forward pass, which never repeats one; stride and
+        # padding then need not fit anything (they have no effect: CANN's own example passes
+        # stride (1,2,3) with outputSize (1,4,4))
         idx = draw("indices", shape, torch.int64).abs().remainder(math.prod(out_size))
     else:
+        # indices come from a real max_pool3d(kernel = stride, padding 0) over an
+        # "original" volume of outputSize, so that volume must pool to self's size
+        pooled = tuple(o // s if s > 0 else -1 for o, s in zip(out_size, stride))
+        if pooled != spatial:
+            raise ValueError(f"inconsistent unpool config: max_pool3d(kernel=stride={list(stride)}) "
+                             f"of outputSize {list(out_size)} gives {pooled}, but self's D,H,W are {spatial}; "
+                             f"give indices a distribution of their own (values) to draw them instead")
         x = draw("unpooled", lead + out_size, p.dtype)
         _, idx = F.max_pool3d(x.double(), stride, stride, 0, return_indices=True)
     return {"gradOutput": draw("gradOutput", lead + out_size, p.dtype).contiguous(),
