@@ -204,6 +204,8 @@ FAULTS: tuple[Fault, ...] = (
           "RELAUNCH", None, "gradInput is cleared on a repeatable executor's first launch only"),
     Fault("relaunch_no_kernel", "run-level", UNP, "max_unpool3d and repeatable_executor",
           "RELAUNCH", None, "a repeatable executor's later launches run no kernel and report success"),
+    Fault("relaunch_stale_workspace", "run-level", AMP, "adaptive and repeatable_executor_half and os4x4",
+          "RELAUNCH", None, "a repeatable executor's later launches use the first launch's workspace"),
     Fault("phase2_slow", "run-level", UNP, "max_unpool3d and atk_like_big and float32",
           "SLOW", None, "phase 2 runs its kernel 10 times", options=("--tier", "all")),
 )

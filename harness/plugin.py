@@ -70,7 +70,7 @@ def pytest_addoption(parser):
                      "numeric case runs twice and must give the same bits")
     g.addoption("--relaunch", action="store_true",
                 help="aclnn: make every executor repeatable (aclSetAclOpExecutorRepeatable) and launch it twice "
-                     "on the same buffers, outputs and workspace filled afresh: both launches must pass (what "
+                     "on the same tensors, outputs set back to poison and a fresh workspace: both launches must pass (what "
                      "the `relaunch: true` groups do for their cases)")
     g.addoption("--no-reexec", action="store_true",
                 help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "

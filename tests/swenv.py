@@ -15,6 +15,9 @@ import pytest
 from harness.acl import setenv
 
 REPO = Path(__file__).resolve().parents[1]
+# In-process tests share one ACL session (ACL is initialised once per process and the software
+# CANN reads its SoC at aclInit): the `backend` fixture of tests/conftest.py, on this family
+IN_PROCESS_FAMILY = "ascend950"
 CANN_VARS = ("LD_LIBRARY_PATH", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH",
              setenv.APPLIED_MARK)
 

@@ -31,38 +31,12 @@ REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "cases" / "max_pool2d_with_indices_backward.yaml"
 HAS_SWCANN = (REPO / "swcann" / "build.py").is_file()
 needs_swcann = pytest.mark.skipif(not HAS_SWCANN, reason="swcann/build.py absent: the software CANN is not written yet")
-FAMILY = "ascend950"
+FAMILY = swenv.IN_PROCESS_FAMILY     # the SoC of the shared in-process backend (tests/conftest.py)
 
 
 def _config(**kw):
     base = dict(family=None, device=None, no_sw_fallback=False, deterministic=False, worker=None)
     return SimpleNamespace(**{**base, **kw})
-
-
-@pytest.fixture(scope="session")
-def swcann_root() -> str:
-    if not HAS_SWCANN:
-        pytest.skip("swcann/build.py absent: the software CANN is not written yet")
-    from swcann.build import build
-    root = str(build())
-    swenv.require_in_process(root)     # one line when pytest was started without its set_env.sh
-    return root
-
-
-@pytest.fixture(scope="session")
-def backend(swcann_root):
-    """The aclnn backend on the software CANN, found through ASCEND_HOME_PATH like a real install."""
-    from harness.backends.aclnn import AclnnBackend
-    if runtime.current() is not None:
-        pytest.skip("ACL was already initialised in this process by something else")
-    # the variables matter only while ACL initialises; kept set for the session they leaked into
-    # every subprocess later tests of this worker start (e.g. a run with another --soc)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ASCEND_HOME_PATH", swcann_root)
-        mp.setenv("SWCANN_SOC", FAMILY)
-        b = AclnnBackend(_config(family=FAMILY))
-    yield b
-    b.close()
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ Graph replay and torch_npu's executor cache make an executor repeatable
 keeps state in the executor across launches (a clearing done once, tiling data freed after the
 first launch) is right on the first launch and wrong on every later one, which a suite launching
 each executor once never sees. The second launch runs on the same buffers, its outputs set back to
-their poison and its workspace refilled, and is judged like the first.
+their poison and with a workspace of its own (the first must stay untouched), and is judged like the first.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.judge import load_case_file, runner
-from tests.test_binding import FAMILY, _args, backend, needs_swcann, swcann_root  # noqa: F401 (fixtures)
+from tests.test_binding import FAMILY, _args, needs_swcann
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,6 +30,23 @@ def _cases(name: str):
 
 def _relaunch_case(name: str):
     return next(c for c in _cases(name) if c.relaunch and FAMILY in c.families and c.status.get(FAMILY) == 0)
+
+
+def _break_phase2(backend, monkeypatch, broken) -> None:
+    """Every phase-2 call of a run goes through broken(phase2, seen, ws, size, executor, stream),
+    `seen` the workspaces of the run's earlier calls (its repeatable executor's launches)."""
+    real_entry = backend._entry
+
+    def entry(op, kinds):          # once per backend.run
+        phase1, phase2 = real_entry(op, kinds)
+        seen: list[int] = []
+
+        def call(ws, size, executor, stream):
+            ret = broken(phase2, list(seen), ws, size, executor, stream)
+            seen.append(ws)
+            return ret
+        return phase1, call
+    monkeypatch.setattr(backend, "_entry", entry)
 
 
 @needs_swcann
@@ -55,17 +72,7 @@ def test_a_second_launch_that_does_nothing_fails_the_case(backend, monkeypatch):
     """Broken on purpose: the second phase-2 call returns success without running the kernel.
     The outputs were set back to poison before it, so the case fails, and says which launch."""
     case = _relaunch_case("max_unpool3d_backward")
-    real_entry = backend._entry
-
-    def entry(op, kinds):
-        phase1, phase2 = real_entry(op, kinds)
-        calls = []
-
-        def first_only(ws, size, executor, stream):
-            calls.append(executor)
-            return phase2(ws, size, executor, stream) if len(calls) == 1 else 0
-        return phase1, first_only
-    monkeypatch.setattr(backend, "_entry", entry)
+    _break_phase2(backend, monkeypatch, lambda phase2, seen, *args: 0 if seen else phase2(*args))
     out = runner.run_case(case, backend, FAMILY)
     assert out.outcome == "failed"
     assert out.reason.startswith("second launch of the repeatable executor: out:"), out.reason
@@ -114,3 +121,18 @@ def test_relaunch_option_holds_every_case_to_it(tmp_path):
     assert " --relaunch" in records[0]["repro"]
     clean = _suite(tmp_path, "clean", None, "-k", "windows_exact and float32", "--relaunch")
     assert clean and all(r["status"] == "PASS" for r in clean)
+
+
+@needs_swcann
+def test_a_second_launch_in_the_first_launchs_workspace_fails_the_case(backend, monkeypatch):
+    """Broken on purpose: the second phase-2 call works in the workspace of the first (an address
+    kept in the executor). It gets a workspace of its own and the first one must stay untouched."""
+    case = _relaunch_case("max_pool3d_with_argmax_backward")
+    plain = runner.run_case(case, backend, FAMILY)
+    assert plain.outcome == "passed", plain.reason
+    _break_phase2(backend, monkeypatch, lambda phase2, seen, ws, *rest: phase2((seen or [ws])[0], *rest))
+    result = backend.run(case.op.descriptor, _args(case), relaunch=True)
+    assert result.workspace_size and result.second.stale_workspace > 0
+    out = runner.run_case(case, backend, FAMILY)
+    assert out.outcome == "failed" and "wrote into the first launch's workspace" in out.reason, out.reason
+    assert backend.after_case() == []

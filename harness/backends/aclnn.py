@@ -99,8 +99,8 @@ class AclnnBackend:
 
     def run(self, op: OpDescriptor, args: list[Arg], relaunch: bool = False) -> RunResult:
         """Phase 1, then phase 2 when phase 1 succeeds. `relaunch`: the executor is made repeatable
-        and launched a second time on the same buffers (outputs and workspace filled afresh);
-        that launch's result is `second`."""
+        and launched a second time on the same buffers (outputs set back to their poison) with a
+        workspace of its own; that launch's result is `second`."""
         null_out = {a.name for a in args if a.kind == "out_pointer"}
         args = [a for a in args if a.kind != "out_pointer"]
         phase1, phase2 = self._entry(op, [a.kind for a in args])
@@ -170,19 +170,26 @@ class AclnnBackend:
                 if not relaunch:
                     objs.unused_executor(executor.value)
                 raise
-        launch = _Launch(self, objs, phase2, executor.value, workspace, workspace_size.value, device_out, device_in)
-        first = launch.run(status, outputs, timings)
+        launch = _Launch(self, objs, phase2, executor.value, workspace_size.value, device_out, device_in)
+        first = launch.run(status, outputs, timings, workspace)
         if not relaunch or first.runtime_failed:
             return first
         # the same executor again, on buffers set back to what the first launch found (a launch that
-        # leaves an output untouched shows as poison, not as the first launch's result)
+        # leaves an output untouched shows as poison, not as the first launch's result) ...
         first.outputs = {name: dataclasses.replace(arg, storage=arg.storage.clone()) for name, arg in outputs.items()}
         for name, dev in device_out.items():
             objs.upload_into(dev, fresh[name])
             outputs[name].storage.copy_(fresh[name])
+        # ... and with a workspace of its own (a caching allocator hands each launch whatever block
+        # is free): the first one, refilled, must stay untouched, or the library kept its address
+        again = None
         if workspace is not None:
             objs.fill(workspace, guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
-        first.second = launch.run(status, outputs, {})
+            again = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
+        first.second = launch.run(status, outputs, {}, again)
+        if workspace is not None:
+            old = objs.read(workspace, guard_at + WORKSPACE_GUARD)
+            first.second.stale_workspace = len(old) - old.count(WORKSPACE_FILL)
         return first
 
     @property
@@ -292,17 +299,18 @@ class _Launch:
     """Phase 2 of one executor on the case's buffers, then what it did to them: the outputs
     downloaded, inputs read back (const), the workspace's guard bytes checked."""
 
-    def __init__(self, backend: AclnnBackend, objs: CaseObjects, phase2, executor: int, workspace: int | None,
-                 workspace_size: int, device_out: dict, device_in: dict):
+    def __init__(self, backend: AclnnBackend, objs: CaseObjects, phase2, executor: int, workspace_size: int,
+                 device_out: dict, device_in: dict):
         self.backend, self.objs, self.phase2, self.executor = backend, objs, phase2, executor
-        self.workspace, self.workspace_size = workspace, workspace_size
+        self.workspace_size = workspace_size
         self.device_out, self.device_in = device_out, device_in
 
-    def run(self, status: int, outputs: dict, timings: dict) -> RunResult:
+    def run(self, status: int, outputs: dict, timings: dict, workspace: int | None) -> RunResult:
+        """One phase-2 call with `workspace` (its guard bytes follow its rounded end)."""
         backend, objs, libs = self.backend, self.objs, self.backend.libs
         launches_before = backend._launches()
         t0 = time.perf_counter()
-        p2 = self.phase2(self.workspace, self.workspace_size, self.executor, backend.session.stream)
+        p2 = self.phase2(workspace, self.workspace_size, self.executor, backend.session.stream)
         messages = [runtime.recent_error(libs)] if p2 != 0 else []
         sync = libs.runtime.aclrtSynchronizeStream(backend.session.stream)   # also surfaces asynchronous kernel errors
         timings["phase2"] = launch_s = time.perf_counter() - t0             # launch + stream sync
@@ -316,8 +324,8 @@ class _Launch:
             for name, dev in self.device_out.items():
                 objs.download(dev, outputs[name].storage)
             written = tuple(name for name, (dev, storage) in self.device_in.items() if not objs.unchanged(dev, storage))
-            if self.workspace is not None:
-                guard = objs.read(self.workspace + alloc_size(self.workspace_size), WORKSPACE_GUARD)
+            if workspace is not None:
+                guard = objs.read(workspace + alloc_size(self.workspace_size), WORKSPACE_GUARD)
                 overrun = len(guard) - guard.count(WORKSPACE_FILL)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
         return RunResult(status, message, p2, sync, outputs, timings, workspace_size=self.workspace_size,

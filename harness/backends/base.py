@@ -27,6 +27,7 @@ class RunResult:
                                           # aclnn input is const: a kernel using it as scratch is a bug)
     workspace_overrun: int = 0            # guard bytes after the workspace that phase 2 changed
     second: RunResult | None = None       # run(relaunch=True): the repeatable executor's second launch
+    stale_workspace: int = 0              # a second launch: bytes of the first launch's workspace it changed
 
     @property
     def runtime_failed(self) -> bool:

@@ -202,12 +202,15 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
 
 def _second_launch_broken(case: Case, expected: dict, second) -> str | None:
     """What the second launch of a repeatable executor got wrong (or None): it ran on the same
-    buffers, its outputs set back to their poison and its workspace refilled, so it is held to
+    buffers, its outputs set back to their poison, with a workspace of its own, so it is held to
     everything the first launch was (its outputs against the golden `expected`, when given)."""
     if second is None:
         return "not run (the backend returned no second launch)"
     if second.runtime_failed:
         return f"phase 2 status {second.phase2_status}, stream sync {second.sync_status}: {second.message}"
+    if second.stale_workspace:
+        return (f"wrote into the first launch's workspace ({second.stale_workspace} bytes changed), not into "
+                f"the one it was given: the executor kept the first workspace's address")
     if second.workspace_overrun:
         return f"wrote past the end of its workspace ({second.workspace_overrun} guard bytes changed)"
     if second.inputs_written:

@@ -59,6 +59,7 @@ static const char *const k_names[] = {
     "workspace_undersized",   /* common.c: phase 1 asks for 64 bytes less workspace than the kernel uses */
     "relaunch_not_zeroed",    /* common.c: a repeatable executor clears gradInput on its first launch only */
     "relaunch_no_kernel",     /* common.c: a repeatable executor's later launches run no kernel */
+    "relaunch_stale_workspace",/* common.c: a repeatable executor's later launches use the first launch's workspace */
 };
 #define N_NAMES (sizeof k_names / sizeof k_names[0])
 #define MAX_ITEMS 32

@@ -27,6 +27,7 @@ struct aclOpExecutor {
     const char *api;  /* "aclnnXxx" */
     int repeatable;
     int launches;     /* phase-2 calls so far (a repeatable executor runs more than once) */
+    void *first_ws;   /* the workspace of the first phase-2 call (fault relaunch_stale_workspace) */
     uint64_t workspace; /* size phase 1 reported */
     /* returns an aclnn status; a device-side failure is parked on the stream */
     int (*run)(struct aclOpExecutor *e, void *ws, uint64_t wsSize, void *stream);

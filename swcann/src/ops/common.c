@@ -478,6 +478,10 @@ int exec_phase2(const char *api, void *ws, uint64_t wsSize, aclOpExecutor *e, vo
          * later launch of the repeatable executor finds nothing to run and reports success */
         st = ACLNN_SUCCESS;
     } else if (!c->fault_phase2(api, launch_numel(e), rs)) { /* SWCANN_FAULTS */
+        /* fault relaunch_stale_workspace: the workspace address is taken into the executor at the
+         * first launch, and later launches of a repeatable executor use that block, not theirs */
+        if (e->launches == 0) e->first_ws = ws;
+        else if (e->first_ws && c->fault_on("relaunch_stale_workspace", api, launch_numel(e))) ws = e->first_ws;
         st = e->run(e, ws, wsSize, rs);
         /* fault phase2_slow: a tiling that puts the whole job on one core; the kernel is
          * idempotent (it zeroes its accumulator and overwrites its output), so only time grows */
