@@ -8,8 +8,9 @@ applies to:
   dimension, i.e. the real-sized shape (a descriptor over tiny storage, phase 1 only), expecting
   the check's status. A shape made "empty" with N = 0 to stay small does not count: a library
   that returns early on empty tensors before the size check would pass it.
-* **at**: a case naming the check whose tensor is at most the limit and within 0.1 % of it,
-  expecting status 0: a check that is off by one, or that uses a smaller bound, fails it.
+* **at**: a case naming the check whose tensor is exactly at the limit, expecting status 0: a
+  check that is off by one (`<` for `<=`), or that uses a smaller bound, fails it. Only the limit
+  itself tells `<` from `<=`; a shape with a product of exactly `max` always exists (1, ..., max).
 
 `python -m harness.coverage` prints the table and counts the gaps in its exit status;
 tests/test_size_limits.py fails on a gap.
@@ -21,9 +22,6 @@ from dataclasses import dataclass
 
 from .model import Case, Check, OpSpec
 
-NEAR = 1e-3          # "just under": within this fraction of the limit
-
-
 @dataclass(frozen=True)
 class LimitGap:
     op: str
@@ -33,7 +31,7 @@ class LimitGap:
 
     def __str__(self) -> str:
         want = ("a real-sized case over the limit (no zero dimension) expecting the check's status"
-                if self.side == "over" else "a case within 0.1 % under the limit expecting status 0")
+                if self.side == "over" else "a case exactly at the limit expecting status 0")
         return f"{self.op} {self.check} on {self.family}: no {want}"
 
 
@@ -54,7 +52,7 @@ def sides(chk: Check, op: OpSpec, case: Case, family: str) -> set[str]:
     found = set()
     if product > chk.limit.max and math.prod(shape) > 0 and status == chk.status:
         found.add("over")
-    if chk.limit.max * (1 - NEAR) <= product <= chk.limit.max and status == 0:
+    if product == chk.limit.max and status == 0:
         found.add("at")
     return found
 

@@ -1,4 +1,4 @@
-"""Every section-B size limit has a real-sized case over it and one just under it on every
+"""Every section-B size limit has a real-sized case over it and one exactly at it on every
 family it applies to, and the checker notices when either goes missing."""
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _drop(loaded, name):
 
 
 def test_a_removed_case_is_a_gap(loaded):
-    found = {(g.op, g.check, g.family, g.side) for g in size_limits.gaps(_drop(loaded, "B11-int32-plane-at-limit"))}
+    found = {(g.op, g.check, g.family, g.side) for g in size_limits.gaps(_drop(loaded, "B11-int32-plane-exact"))}
     assert found == {("AdaptiveMaxPool2dBackward", "B11", f, "at") for f in ("ascend910b", "ascend910_93")}
     found = {(g.side, g.check) for g in size_limits.gaps(_drop(loaded, "B28-int32-volume-real"))}
     assert found == {("over", "B28")}
@@ -43,9 +43,13 @@ def test_an_empty_stand_in_is_not_a_real_sized_case(loaded):
     assert size_limits.sides(chk, op, empty, "ascend910b") == set()
     real = next(c for c in cases if c.name.endswith("[B28-int32-volume-real]"))
     assert size_limits.sides(chk, op, real, "ascend910b") == {"over"}
-    # a bound that is off by one: the at-limit case is then over it and no longer counts as "at"
-    tighter = dataclasses.replace(chk, limit=dataclasses.replace(chk.limit, max=2048 * 1024 * 1023 - 1))
-    at = next(c for c in cases if c.name.endswith("[B28-int32-volume-at-limit]"))
+    # only the limit itself tells <= from <: a case just under it is no "at" case
+    at = next(c for c in cases if c.name.endswith("[B28-int32-volume-exact]"))
+    near = next(c for c in cases if c.name.endswith("[B28-int32-volume-at-limit]"))
+    assert size_limits.sides(chk, op, at, "ascend910b") == {"at"}
+    assert size_limits.sides(chk, op, near, "ascend910b") == set()
+    # a bound that is off by one: the exact case is then over it and no longer counts as "at"
+    tighter = dataclasses.replace(chk, limit=dataclasses.replace(chk.limit, max=2**31 - 2))
     assert size_limits.sides(tighter, op, at, "ascend910b") == set()
 
 
