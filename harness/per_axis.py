@@ -13,6 +13,10 @@ touches that axis and no other. What a scenario touches is read from the case, n
 
 A rank change, a list-length change, a null or a dtype/format change touches no single axis.
 
+A check with `boundary:` too ("value > boundary": kernel, stride, dilation > 0) counts, per axis,
+only the cases whose offending element is exactly the boundary: a check written `<` where `<=` is
+due rejects every other value the same way.
+
 `python -m harness.coverage` prints the table and counts the gaps in its exit status;
 tests/test_per_axis.py fails on a gap.
 """
@@ -33,8 +37,11 @@ class AxisGap:
     family: str
     axis: str
 
+    boundary: int | None = None
+
     def __str__(self) -> str:
-        return (f"{self.op} {self.check} on {self.family}: no case offends on {self.axis} alone "
+        at = "" if self.boundary is None else f" with the value {self.boundary}, the boundary,"
+        return (f"{self.op} {self.check} on {self.family}: no case offends on {self.axis} alone{at} "
                 f"(expecting the check's status)")
 
 
@@ -83,10 +90,17 @@ class _BaseShapes:
 
 def touched(case: Case, base_shapes) -> frozenset[str] | None:
     """The axes an invalid case's change touches; None when some change is not per-axis."""
+    values = touched_values(case, base_shapes)
+    return None if values is None else frozenset(values)
+
+
+def touched_values(case: Case, base_shapes) -> dict[str, object] | None:
+    """Axis -> the new value there (an attribute element; None for a shape change) for every axis
+    an invalid case's change touches; None when some change is not per-axis."""
     m = case.mutation
     if m is None or m.null:
         return None
-    axes: set[str] = set()
+    axes: dict[str, object] = {}
     for name, change in m.tensors.items():
         if "shape" not in change:
             continue
@@ -96,15 +110,15 @@ def touched(case: Case, base_shapes) -> frozenset[str] | None:
         names = dim_names(case.op, len(after))
         if not names:
             return None
-        axes |= {names[i] for i, (a, b) in enumerate(zip(before, after)) if a != b}
+        axes.update({names[i]: None for i, (a, b) in enumerate(zip(before, after)) if a != b})
     for name, value in m.attrs.items():
         before, after = _per_axis(case.op, case.attrs.get(name)), _per_axis(case.op, value)
         if before is None or after is None:
             if isinstance(value, (list, tuple)):
                 return None
             continue            # a scalar attribute (ceilMode, divisorOverride) is no axis
-        axes |= {SPATIAL[-spatial_rank(case.op):][i] for i, (a, b) in enumerate(zip(before, after)) if a != b}
-    return frozenset(axes)
+        axes.update({SPATIAL[-spatial_rank(case.op):][i]: b for i, (a, b) in enumerate(zip(before, after)) if a != b})
+    return axes
 
 
 def table(op: OpSpec, cases: list[Case], base_shapes=None) -> dict[str, dict[str, dict[str, list[Case]]]]:
@@ -115,18 +129,24 @@ def table(op: OpSpec, cases: list[Case], base_shapes=None) -> dict[str, dict[str
         if not chk.axes or chk.untestable:
             continue
         named = [c for c in cases if c.kind == "invalid" and c.check == chk.id]
-        single = {c.id: touched(c, base_shapes) for c in named}
+        single = {c.id: touched_values(c, base_shapes) for c in named}
         per = out.setdefault(chk.id, {})
         for fam in chk.families:
             per[fam] = {axis: [c for c in named if fam in c.families and c.expected_status(fam) == chk.status
-                               and single[c.id] == frozenset({axis})] for axis in chk.axes}
+                               and _alone_on(single[c.id], axis, chk.boundary)] for axis in chk.axes}
     return out
+
+
+def _alone_on(values: dict | None, axis: str, boundary: int | None) -> bool:
+    """The change touches `axis` and no other (at the boundary value, where the check has one)."""
+    return values is not None and set(values) == {axis} and (boundary is None or values[axis] == boundary)
 
 
 def gaps(loaded) -> list[AxisGap]:
     base_shapes = _BaseShapes()
-    return [AxisGap(op.name, cid, fam, axis)
-            for op, cases in loaded for cid, per in table(op, cases, base_shapes).items()
+    return [AxisGap(op.name, cid, fam, axis, bounds[cid])
+            for op, cases in loaded for bounds in [{c.id: c.boundary for c in op.checks}]
+            for cid, per in table(op, cases, base_shapes).items()
             for fam, by_axis in per.items() for axis, found in by_axis.items() if not found]
 
 

@@ -36,6 +36,21 @@ def test_a_removed_axis_case_is_a_gap(loaded):
     assert found == {(op.name, "B25", "D")}
 
 
+def test_a_bounded_check_needs_its_boundary_on_every_axis(loaded):
+    """MaxPool2d B26a (950: dilation > 0, boundary 0): dilation -1 on W alone offends on W, but a
+    check written `dW < 0` rejects it too; without the dilation-0 case on W, W is a gap."""
+    op, cases = _op(loaded, "MaxPool2d")
+    assert next(c for c in op.checks if c.id == "B26a").boundary == 0
+    zero_w = {c.id for c in cases if c.name.endswith("[B26a-dW-zero]")}
+    assert zero_w
+    pruned = [(o, [c for c in cs if c.id not in zero_w]) if o is op else (o, cs) for o, cs in loaded]
+    gaps = [g for g in per_axis.gaps(pruned)]
+    assert {(g.check, g.family, g.axis) for g in gaps} == {("B26a", "ascend950", "W")}
+    assert "with the value 0, the boundary" in str(gaps[0])
+    negative_w = next(c for c in cases if c.name.endswith("[B26a-dW]"))      # dilation [1, -1]
+    assert per_axis.touched(negative_w, per_axis._BaseShapes()) == frozenset({"W"})
+
+
 def test_touched_axes_come_from_the_change(loaded):
     op, cases = _op(loaded, "MaxPool3d")
     shapes = per_axis._BaseShapes()

@@ -64,7 +64,7 @@ def _checks(w: Where, doc, fams) -> tuple[Check, ...]:
     checks = tuple(Check(c["id"], c["what"], w.families(f"checks.{i}.families", c.get("families", fams)),
                          None if c.get("status") is None else w.status_value(f"checks.{i}.status", c["status"]),
                          c.get("untestable"), Limit(**c["limit"]) if c.get("limit") else None,
-                         tuple(c.get("axes") or ()))
+                         tuple(c.get("axes") or ()), c.get("boundary"))
                    for i, c in enumerate(doc.get("checks") or []))
     ids = [c.id for c in checks]
     dup = {x for x in ids if ids.count(x) > 1}

@@ -48,6 +48,7 @@ class Check:
     untestable: str | None
     limit: Limit | None = None
     axes: tuple[str, ...] = ()      # axes the check examines one by one (N, C, D, H, W)
+    boundary: int | None = None     # "value > boundary" per axis: each axis needs a case at exactly it
 
 
 @dataclass(frozen=True)
