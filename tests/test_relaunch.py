@@ -76,6 +76,7 @@ def test_a_second_launch_that_does_nothing_fails_the_case(backend, monkeypatch):
     out = runner.run_case(case, backend, FAMILY)
     assert out.outcome == "failed"
     assert out.reason.startswith("second launch of the repeatable executor: out:"), out.reason
+    assert out.verdict is not None and not out.verdict.passed      # the report shows that launch's metrics
     plain = runner.run_case(dataclasses.replace(case, relaunch=False), backend, FAMILY)
     assert plain.outcome == "passed", plain.reason      # one launch: the break does not show
     assert backend.after_case() == []

@@ -186,7 +186,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         if not verdict.passed:
             return _fail(out, f"{p.name}: {verdict.summary()}")
     if relaunched:
-        broken = _second_launch_broken(case, expected, result.second)
+        broken = _second_launch_broken(case, expected, result.second, out)
         clock.lap("relaunch")
         if broken:
             return _fail(out, f"{reasons.RELAUNCH}: {broken}")
@@ -200,10 +200,11 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     return out
 
 
-def _second_launch_broken(case: Case, expected: dict, second) -> str | None:
+def _second_launch_broken(case: Case, expected: dict | None, second, out: Outcome | None = None) -> str | None:
     """What the second launch of a repeatable executor got wrong (or None): it ran on the same
     buffers, its outputs set back to their poison, with a workspace of its own, so it is held to
-    everything the first launch was (its outputs against the golden `expected`, when given)."""
+    everything the first launch was (its outputs against the golden `expected`, when given; a
+    failing comparison becomes `out.verdict`, so the report shows that launch's metrics)."""
     if second is None:
         return "not run (the backend returned no second launch)"
     if second.runtime_failed:
@@ -223,6 +224,8 @@ def _second_launch_broken(case: Case, expected: dict, second) -> str | None:
             return f"{p.name}: {reasons.OUTSIDE_VIEW} (strided gaps changed)"
         verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
         if not verdict.passed:
+            if out is not None:
+                out.verdict = verdict
             return f"{p.name}: {verdict.summary()}"
     return None
 
