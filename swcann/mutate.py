@@ -25,6 +25,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="reports/mutants.jsonl", help="one JSON line per mutant; resumed if present")
     ap.add_argument("--families", default=",".join(FAMILIES))
     args = ap.parse_args(argv)
+    # a SIGTERM (a CI timeout, kill) unwinds like Ctrl-C, so the scratch worktree is removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {(r["file"], r["line"], r["after"]) for r in map(json.loads, out.read_text().splitlines())} \
