@@ -36,8 +36,7 @@ class AxisGap:
     check: str
     family: str
     axis: str
-
-    boundary: int | None = None
+    boundary: int | None = None      # the check's, when it has one: the gap is a case at that value
 
     def __str__(self) -> str:
         at = "" if self.boundary is None else f" with the value {self.boundary}, the boundary,"
@@ -144,10 +143,12 @@ def _alone_on(values: dict | None, axis: str, boundary: int | None) -> bool:
 
 def gaps(loaded) -> list[AxisGap]:
     base_shapes = _BaseShapes()
-    return [AxisGap(op.name, cid, fam, axis, bounds[cid])
-            for op, cases in loaded for bounds in [{c.id: c.boundary for c in op.checks}]
-            for cid, per in table(op, cases, base_shapes).items()
-            for fam, by_axis in per.items() for axis, found in by_axis.items() if not found]
+    out = []
+    for op, cases in loaded:
+        boundary = {c.id: c.boundary for c in op.checks}
+        out += [AxisGap(op.name, cid, fam, axis, boundary[cid]) for cid, per in table(op, cases, base_shapes).items()
+                for fam, by_axis in per.items() for axis, found in by_axis.items() if not found]
+    return out
 
 
 def render(loaded) -> str:

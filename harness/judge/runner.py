@@ -164,32 +164,18 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     broken = _status0_promise(case, result, inputs, out)
     if broken:
         return _fail(out, broken)
-    if result.workspace_overrun:
-        return _fail(out, f"{reasons.WORKSPACE_OVERRUN}: {result.workspace_overrun} of the "
-                          f"guard bytes after the {result.workspace_size} bytes phase 1 asked for changed")
-    if result.inputs_written:
-        return _fail(out, f"{reasons.WROTE_INTO_INPUT} {', '.join(result.inputs_written)}: its device "
-                          f"buffer changed during phase 2 (aclnn inputs are const)")
-    relaunched = relaunch and result.status == 0 and not result.not_run   # a second launch to judge
-    if not numerics:
-        broken = relaunched and _second_launch_broken(case, None, result.second)
-        return _fail(out, f"{reasons.RELAUNCH}: {broken}") if broken else out
-    for p in case.op.params:
-        if not p.output:
-            continue
-        arg = result.outputs[p.name]
-        if not _untouched_outside_view(arg):
-            return _fail(out, f"{p.name}: the library {reasons.OUTSIDE_VIEW} (strided gaps changed)")
-        verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
-        clock.lap("compare")
+    broken, verdict = _launch_broken(case, expected if numerics else None, result, clock)
+    if verdict is not None:
         out.verdict = verdict
-        if not verdict.passed:
-            return _fail(out, f"{p.name}: {verdict.summary()}")
-    if relaunched:
-        broken = _second_launch_broken(case, expected, result.second, out)
+    if broken:
+        return _fail(out, broken)
+    if relaunch and result.status == 0 and not result.not_run:      # a second launch to judge
+        broken = _second_launch_broken(case, expected if numerics else None, result.second, out)
         clock.lap("relaunch")
         if broken:
             return _fail(out, f"{reasons.RELAUNCH}: {broken}")
+    if not numerics:
+        return out
     promise = _determinism_promised(case, backend)
     if promise:
         again = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
@@ -200,11 +186,37 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     return out
 
 
-def _second_launch_broken(case: Case, expected: dict | None, second, out: Outcome | None = None) -> str | None:
+def _launch_broken(case: Case, expected: dict | None, result, clock: _Clock | None = None):
+    """What one launch did that a correct one never does, in this order: stored past its workspace,
+    wrote into an input, wrote into an output's strided gaps, failed the comparison with the golden
+    `expected` (not made when None: a status-only case). Returns (the reason or None, the last
+    verdict made or None); the first launch and a repeatable executor's second are held to it alike."""
+    if result.workspace_overrun:
+        return (f"{reasons.WORKSPACE_OVERRUN}: {result.workspace_overrun} of the guard bytes after the "
+                f"{result.workspace_size} bytes phase 1 asked for changed"), None
+    if result.inputs_written:
+        return (f"{reasons.WROTE_INTO_INPUT} {', '.join(result.inputs_written)}: its device buffer changed "
+                f"during phase 2 (aclnn inputs are const)"), None
+    verdict = None
+    for p in case.op.params:
+        if not p.output or expected is None:
+            continue
+        arg = result.outputs[p.name]
+        if not _untouched_outside_view(arg):
+            return f"{p.name}: the library {reasons.OUTSIDE_VIEW} (strided gaps changed)", verdict
+        verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
+        if clock is not None:
+            clock.lap("compare")
+        if not verdict.passed:
+            return f"{p.name}: {verdict.summary()}", verdict
+    return None, verdict
+
+
+def _second_launch_broken(case: Case, expected: dict | None, second, out: Outcome) -> str | None:
     """What the second launch of a repeatable executor got wrong (or None): it ran on the same
     buffers, its outputs set back to their poison, with a workspace of its own, so it is held to
-    everything the first launch was (its outputs against the golden `expected`, when given; a
-    failing comparison becomes `out.verdict`, so the report shows that launch's metrics)."""
+    everything the first launch was (_launch_broken); a failing comparison becomes `out.verdict`,
+    so the report shows that launch's metrics."""
     if second is None:
         return "not run (the backend returned no second launch)"
     if second.runtime_failed:
@@ -212,22 +224,10 @@ def _second_launch_broken(case: Case, expected: dict | None, second, out: Outcom
     if second.stale_workspace:
         return (f"wrote into the first launch's workspace ({second.stale_workspace} bytes changed), not into "
                 f"the one it was given: the executor kept the first workspace's address")
-    if second.workspace_overrun:
-        return f"wrote past the end of its workspace ({second.workspace_overrun} guard bytes changed)"
-    if second.inputs_written:
-        return f"wrote into input {', '.join(second.inputs_written)} (aclnn inputs are const)"
-    for p in case.op.params:
-        if not p.output or expected is None:
-            continue
-        arg = second.outputs[p.name]
-        if not _untouched_outside_view(arg):
-            return f"{p.name}: {reasons.OUTSIDE_VIEW} (strided gaps changed)"
-        verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
-        if not verdict.passed:
-            if out is not None:
-                out.verdict = verdict
-            return f"{p.name}: {verdict.summary()}"
-    return None
+    broken, verdict = _launch_broken(case, expected, second)
+    if broken and verdict is not None and not verdict.passed:
+        out.verdict = verdict
+    return broken
 
 
 def _mode_for(case: Case, backend: Backend):
