@@ -172,7 +172,7 @@ def test_bad_file_does_not_stop_the_others(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "1 failed, 1 passed, 1 skipped" in out, out     # the invalid case has no torch equivalent
-    assert "broken.yaml: not valid YAML at line 2" in out, out
+    assert "broken.yaml: field 'op': not valid YAML at line 2" in out, out
     results = (tmp_path / "rep" / "results.jsonl").read_text().splitlines()
     assert len(results) == 3, results
 
@@ -222,6 +222,8 @@ TEXT_MISTAKES = [
     ("non-utf8", b"op: X\ngroups: []\ndescription: caf\xe9\n", None, ["not UTF-8: byte 0xe9 at line 3, column 17"]),
     ("duplicate-key", _GROUP + "      shape: [[1, 2, 4, 4]]\n      shape: [[1, 2, 4, 4]]\n", "basic",
      ["field 'matrix.shape'", "duplicate key 'shape' (first at line 5) (line 6)"]),
+    ("syntax-in-group", _GROUP + "      shape: [[1, 2]\n      dtype: [float32]\n", "basic",
+     ["field 'matrix.shape'", "not valid YAML at line 6, column 7"]),
     ("deep-nesting", _GROUP + "      shape: " + "[" * 2000 + "]" * 2000 + "\n", "basic", ["nested more than 32 levels deep"]),
     ("alias-bomb", _GROUP + "      shape: [&a [1,1,1,1,1,1,1,1,1,1]" + "".join(
         f", &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]" for i in range(8)) + "]\n",

@@ -103,6 +103,18 @@ class _BoundedComposer:
     def _refuse(self, message, mark=None):
         raise SourceProblem(message, self._path, _line(mark), self._group_name())
 
+    def syntax_problem(self, e: yaml.YAMLError) -> SourceProblem:
+        """A parser error met while composing, placed like a refusal (group and field where the
+        composer stood). libyaml 0.2.6+ (PyYAML 6.0.4's wheels) has a nesting limit of its own
+        that it hits while scanning ahead of the composer: that is reported as our depth bound."""
+        mark = getattr(e, "problem_mark", None)
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        if "nesting depth" in problem:
+            return SourceProblem(f"nested more than {MAX_DEPTH} levels deep", self._path, _line(mark),
+                                 self._group_name())
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return SourceProblem(f"not valid YAML{where}: {problem}", self._path, None, self._group_name())
+
     def _group_name(self) -> str | None:
         """The `name` of groups[i] when the path lies in it and the name was composed already."""
         path = self._path
@@ -204,10 +216,13 @@ def decode(data: bytes) -> str:
 
 def parse(text: str):
     """The single YAML document in `text` as plain data. Raises SourceProblem for every refusal
-    (bounds, duplicate keys, types) and yaml.YAMLError for a syntax error."""
+    (bounds, duplicate keys, types, syntax errors)."""
     loader = _Loader(text)
     try:
-        node = loader.get_single_node()
+        try:
+            node = loader.get_single_node()
+        except yaml.YAMLError as e:
+            raise loader.syntax_problem(e) from None
         if node is None:
             return None
         try:
