@@ -289,3 +289,21 @@ def test_a_store_past_the_workspace_fails_the_case(cases):
             return replace(super().run(case, args), workspace_size=33024, workspace_overrun=64)
     out = run_case(cases["contiguous"], Overrun(), "ascend910b")
     assert out.outcome == "failed" and out.reason.startswith("the library wrote past the end of its workspace: 64 ")
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_outputs_are_poisoned_in_both_parts(dtype):
+    """A complex output (MaxUnpool3dBackward's UT feeds complex64/128 to see it refused) needs a
+    poison too; NaN in the real part alone would let a library that writes only that part pass."""
+    buf = torch.full((4,), inputs.poison(dtype), dtype=dtype)
+    assert torch.isnan(buf.real).all() and torch.isnan(buf.imag).all()
+
+
+def test_a_complex_gap_written_by_the_library_is_caught():
+    from harness.judge.runner import _untouched_outside_view
+    storage = torch.full((6,), inputs.poison(torch.complex64), dtype=torch.complex64)
+    covered = torch.tensor([True, False, True, False, True, False])
+    arg = SimpleNamespace(storage=storage, covered=lambda: covered)
+    assert _untouched_outside_view(arg)
+    storage[3] = complex(float("nan"), 0.0)    # the imaginary part of a gap overwritten
+    assert not _untouched_outside_view(arg)

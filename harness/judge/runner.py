@@ -53,6 +53,8 @@ def _untouched_outside_view(arg) -> bool:
         return True
     outside = arg.storage[mask]
     fill = inputs_mod.poison(arg.storage.dtype)
+    if arg.storage.dtype.is_complex:
+        return bool((torch.isnan(outside.real) & torch.isnan(outside.imag)).all())
     if arg.storage.dtype.is_floating_point:
         return bool(torch.isnan(outside.float()).all())
     return bool((outside == fill).all())
