@@ -12,7 +12,9 @@ executes them, so their mutants would survive by construction.
 
 A survivor is either equivalent (the change cannot show: a path choice between two kernels that
 compute the same documented result, a workspace size nobody asserts, undefined behaviour the case
-policy keeps out of pass/fail cases) or a gap in the case files; each one needs reading. Slow: a
+policy keeps out of pass/fail cases) or a gap in the case files; each one needs reading, and one
+read and found equivalent goes into swcann/mutants_equivalent.yaml with its reason, after which a
+run reports it as *equivalent* (still running it: an edited line stops matching). Slow: a
 killed mutant costs a build and a few seconds, a survivor a full default tier per family (about
 15 s per mutant on 2 cores); `--limit` samples in a fixed random order (`--seed`). One JSON line
 per mutant goes to `--out`, and a run resumes where that file stops.
@@ -33,6 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 OPS_DIR = Path("swcann/src/ops")
+EQUIVALENT = Path(__file__).resolve().parent / "mutants_equivalent.yaml"
 FAMILIES = ("ascend910b", "ascend950", "ascend910", "ascend310p")
 # (pattern, replacement): one operator of one line each
 OPERATORS = ((r"<=", "<"), (r"(?<![<-])<(?![<=])", "<="), (r">=", ">"), (r"(?<![->])>(?![>=])", ">="),
@@ -62,6 +65,19 @@ def sites(root: Path) -> list[tuple[str, int, int, int, str]]:
                 found += [(str(path.relative_to(root)), i, m.start(), m.end(), replacement)
                           for m in re.finditer(pattern, code)]
     return found
+
+
+def known_equivalents(path: Path = EQUIVALENT) -> dict[tuple[str, str, str], str]:
+    """(file, line before, line after) -> why, for survivors already read and found equivalent."""
+    import yaml
+    entries = yaml.safe_load(path.read_text()) or []
+    known = {}
+    for n, e in enumerate(entries):
+        missing = {"file", "before", "after", "why"} - set(e)
+        if missing:
+            raise SystemExit(f"{path}: entry {n + 1} lacks {', '.join(sorted(missing))}")
+        known[(e["file"], e["before"], e["after"])] = e["why"]
+    return known
 
 
 def _run(cmd, cwd: Path, env: dict, timeout: float) -> int | str:
@@ -118,6 +134,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    known = known_equivalents()
     done = {(r["file"], r["line"], r["after"]) for r in map(json.loads, out.read_text().splitlines())} \
         if out.exists() else set()
     with tempfile.TemporaryDirectory(prefix="swcann-mutants-") as scratch:
@@ -133,6 +150,9 @@ def main(argv=None) -> int:
                 if (path, i + 1, (line[:start] + replacement + line[end:]).strip()) in done:
                     continue
                 record = judge(copy, site, args.families.split(","))
+                why = known.get((record["file"], record["before"], record["after"]))
+                if record["result"] == "survived" and why:
+                    record.update(result="equivalent", why=why)
                 counts[record["result"]] = counts.get(record["result"], 0) + 1
                 with out.open("a") as f:
                     f.write(json.dumps(record) + "\n")

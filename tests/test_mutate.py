@@ -23,3 +23,27 @@ def test_a_check_written_with_the_wrong_comparison_is_a_site():
     hits = [(p, i, r) for p, i, s, e, r in mutate.sites(REPO) if p.endswith("max_pool3d_with_argmax_backward.c")
             and "dhw > INT32_MAX" in (REPO / p).read_text().splitlines()[i] and r == ">="]
     assert hits
+
+
+def test_every_known_equivalent_is_a_current_mutant():
+    """An entry of mutants_equivalent.yaml whose line was edited no longer names a mutant: it must
+    be read again and removed or rewritten, not kept as a silent exemption."""
+    current = set()
+    for path, i, start, end, replacement in mutate.sites(REPO):
+        line = (REPO / path).read_text().splitlines()[i]
+        current.add((path, line.strip(), (line[:start] + replacement + line[end:]).strip()))
+    known = mutate.known_equivalents()
+    assert known
+    stale = [k for k in known if k not in current]
+    assert not stale, stale
+    assert all(len(why) > 20 and why.split(":")[0] in
+               {"fault-only", "message", "unreachable", "never-run", "never-run by policy", "no-op", "no-op here",
+                "internal"} for why in known.values())
+
+
+def test_an_entry_without_a_reason_is_refused(tmp_path):
+    bad = tmp_path / "eq.yaml"
+    bad.write_text("- {file: a.c, before: x, after: y}\n")
+    import pytest
+    with pytest.raises(SystemExit, match="entry 1 lacks why"):
+        mutate.known_equivalents(bad)
