@@ -69,6 +69,15 @@ def poison(dtype: torch.dtype):
     return info.min if info.min < 0 else info.max
 
 
+def is_poison(t: torch.Tensor) -> torch.Tensor:
+    """Elementwise: does `t` still hold poison(t.dtype)? (NaN is no value `==` can match.)"""
+    if t.dtype.is_complex:
+        return torch.isnan(t.real) & torch.isnan(t.imag)
+    if t.dtype.is_floating_point:
+        return torch.isnan(t.float())
+    return t == poison(t.dtype)
+
+
 def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[int, ...]) -> list[Arg]:
     """The phase-1 argument list in signature order.
 
