@@ -120,11 +120,6 @@ def _read_yaml(path: Path):
         loc = list(e.path[2:] if e.group is not None else e.path)
         where = f" (line {e.line})" if e.line else ""
         raise CaseFileError(path, e.message + where, e.group, _field(loc)) from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise CaseFileError(path, f"not valid YAML{where}: {problem}") from None
     except OSError as e:
         raise CaseFileError(path, f"cannot read: {e.strerror}") from None
 

@@ -104,8 +104,8 @@ class _BoundedComposer:
         raise SourceProblem(message, self._path, _line(mark), self._group_name())
 
     def syntax_problem(self, e: yaml.YAMLError) -> SourceProblem:
-        """A parser error met while composing, placed like a refusal (group and field where the
-        composer stood). libyaml 0.2.6+ (PyYAML 6.0.4's wheels) has a nesting limit of its own
+        """A parser or constructor error, placed like a refusal (group and field where the
+        composer stood; none once the document is composed). libyaml 0.2.6+ (PyYAML 6.0.4's wheels) has a nesting limit of its own
         that it hits while scanning ahead of the composer: that is reported as our depth bound."""
         mark = getattr(e, "problem_mark", None)
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
@@ -219,10 +219,7 @@ def parse(text: str):
     (bounds, duplicate keys, types, syntax errors)."""
     loader = _Loader(text)
     try:
-        try:
-            node = loader.get_single_node()
-        except yaml.YAMLError as e:
-            raise loader.syntax_problem(e) from None
+        node = loader.get_single_node()
         if node is None:
             return None
         try:
@@ -231,6 +228,8 @@ def parse(text: str):
             # an explicit tag on text that is not of that type (!!int abc, !!bool maybe) or an
             # integer with more digits than Python converts
             raise SourceProblem(f"a value cannot be converted: {type(e).__name__}: {e}") from None
+    except yaml.YAMLError as e:     # composing or constructing (a bad merge): placed where the composer stood
+        raise loader.syntax_problem(e) from None
     finally:
         loader.dispose()
 
