@@ -36,6 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 OPS_DIR = Path("swcann/src/ops")
 EQUIVALENT = Path(__file__).resolve().parent / "mutants_equivalent.yaml"
+WHY_CLASSES = ("fault-only", "deviation-only", "message", "unreachable", "never-run", "policy", "no-op", "internal")
 FAMILIES = ("ascend910b", "ascend950", "ascend910", "ascend310p")
 # (pattern, replacement): one operator of one line each
 OPERATORS = ((r"<=", "<"), (r"(?<![<-])<(?![<=])", "<="), (r">=", ">"), (r"(?<![->])>(?![>=])", ">="),
@@ -76,6 +77,8 @@ def known_equivalents(path: Path = EQUIVALENT) -> dict[tuple[str, str, str], str
         missing = {"file", "before", "after", "why"} - set(e)
         if missing:
             raise SystemExit(f"{path}: entry {n + 1} lacks {', '.join(sorted(missing))}")
+        if str(e["why"]).split(":")[0] not in WHY_CLASSES:
+            raise SystemExit(f"{path}: entry {n + 1}: why must start with one of {', '.join(WHY_CLASSES)} and ':'")
         known[(e["file"], e["before"], e["after"])] = e["why"]
     return known
 
