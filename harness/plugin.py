@@ -26,7 +26,8 @@ import yaml
 from . import backends, environment, families, jsonsafe, preflight
 from .backends.base import banner
 from .errors import CaseFileError, HarnessConfigError
-from .execution import journal as journal_mod, sizing
+from .execution import journal as journal_mod, scratch, sizing
+from .execution.stopping import StopSignals
 from .execution.deadline import deadline_for
 from .execution.rundir import RunDir
 from .execution.pool import CasePool
@@ -351,6 +352,8 @@ class CaseSession:
         self.journal: journal_mod.Journal | None = None
         self.controller_journal: journal_mod.Journal | None = None
         self.upcoming: list = []              # cases pytest runs next (pytest_runtest_protocol)
+        self.stop = StopSignals()             # SIGTERM and SIGHUP stop the run as Ctrl-C does
+        self.interrupted = False              # Ctrl-C or a stop signal: cases in flight are not waited for
         self._position: dict[str, int] | None = None
         self._xdist_queue = False             # xdist's queue of what this worker runs next (None: not readable)
         # --prepare-only fills the cache in this process (no device, no case worker); a run uses
@@ -371,6 +374,7 @@ class CaseSession:
     # ------------------------------------------------------------ the run
 
     def configure(self) -> None:
+        self.stop.install()
         if not self.is_controller:
             self.run = self.config.workerinput.get("aclnn_run")
             if self.run is not None:
@@ -414,13 +418,17 @@ class CaseSession:
             node.workerinput["aclnn_run"] = self.run
 
     def shutdown(self) -> None:
-        for thing in (self.executor, self.journal, self.controller_journal):
+        self.stop.restore()
+        if self.executor is not None:
+            self.executor.close(abandon=self.interrupted)
+        for thing in (self.journal, self.controller_journal):
             if thing is not None:
                 thing.close()
         self.executor = self.journal = self.controller_journal = None
         if self.rundir is not None:
             self.rundir.release()
             self.rundir = None
+            scratch.sweep()      # the directories of xdist workers killed while stopping (execution/scratch.py)
 
     def properties(self) -> dict:
         return dict(self.run["properties"]) if self.run else {}
@@ -564,12 +572,16 @@ class CaseSession:
         if record is not None and record is not props.get("record"):
             self.controller_journal.finished(record)      # a record the case worker did not send
 
+    def pytest_keyboard_interrupt(self, excinfo):
+        self.interrupted = True
+
     def pytest_sessionfinish(self, session, exitstatus):
         if self.recorder is None:
             return
+        self.stop.finishing()
         # every worker's journal: one record per case (this process's own from memory)
         state = journal_mod.scan(self.recorder.dir, own=(self.journal, self.controller_journal))
-        session.exitstatus = self.reporting.finish(session.exitstatus, state.records())
+        session.exitstatus = self.reporting.finish(session.exitstatus, state.records(), self.stop.describe())
         if state.missing and session.exitstatus == 0:
             session.exitstatus = 1
 

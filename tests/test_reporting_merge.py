@@ -1,6 +1,7 @@
 """Sharding, merging, night-over-night comparison and the report writers, on hand-built runs."""
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -70,6 +71,18 @@ def test_merge_reports_a_missing_and_a_duplicated_case(tmp_path):
     assert IDS[0] in kinds["duplicate"] and "ascend910b-1" in kinds["duplicate"] and "ascend910b-2" in kinds["duplicate"]
     missing = [r for r in report.records if r["status"] == "MISSING"]
     assert [(r["case_id"], r["family"]) for r in missing] == [(IDS[4], "ascend950")]
+
+
+def test_merge_flags_a_run_a_stop_signal_cut_short(tmp_path):
+    dirs = _sweep(tmp_path)
+    summary = dirs[1] / "summary.json"
+    doc = json.loads(summary.read_text())
+    doc["identity"]["stopped"] = "SIGTERM at 2026-11-23T01:05:00+00:00"   # harness/execution/stopping.py
+    summary.write_text(json.dumps(doc))
+    report = merge.merge(dirs)
+    assert [p.kind for p in report.problems] == ["stopped"], report.problems
+    assert str(dirs[1]) in report.problems[0].message and "SIGTERM at 2026-11-23T01:05" in report.problems[0].message
+    assert report.problems[0].blocking
 
 
 def test_merge_flags_a_run_with_another_library_hash(tmp_path):

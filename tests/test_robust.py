@@ -30,7 +30,7 @@ CRASHES = {"f289": "phase2_segv", "f323": "phase2_abort", "f361": "phase2_segv"}
 HANGS = {"f437": "phase2_hang", "f529": "sync_hang"}
 
 
-def _pytest(tmp: Path, *args, env=None, report="rep", background=False):
+def _pytest(tmp: Path, *args, env=None, report="rep", background=False, preexec_fn=None):
     cmd = [sys.executable, "-m", "pytest", "-p", "harness.plugin", str(tmp / "cases"), "--rootdir", str(tmp),
            "-c", "/dev/null", "--backend", "aclnn", "-p", "no:cacheprovider", *args]
     if report:
@@ -39,7 +39,7 @@ def _pytest(tmp: Path, *args, env=None, report="rep", background=False):
     full_env.pop("SWCANN_FAULTS", None) if "SWCANN_FAULTS" not in (env or {}) else None
     if background:
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=full_env,
-                                cwd=tmp, start_new_session=True)
+                                cwd=tmp, start_new_session=True, preexec_fn=preexec_fn)
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, cwd=tmp, timeout=600)
     return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
@@ -307,3 +307,88 @@ def test_only_the_newest_previous_runs_are_kept(tmp_path):
     assert all((rep / "previous" / r / "results.jsonl").is_file() for r in kept)
     code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--keep-previous", "-1")
     assert code == 4 and "--keep-previous: must be >= 0, got -1" in out, out
+
+
+def _as_a_background_job():
+    """What a shell script's `cmd &` does to cmd: SIGINT ignored. xdist stops a worker with a
+    simulated SIGINT, so there a worker stuck in a case is SIGKILLed after 10 s instead."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("jobs, whom", [("0", "group"), ("2", "controller")])
+def test_sigterm_stops_the_run_as_ctrl_c_does(tmp_path, jobs, whom):
+    """A CI job timeout, `timeout`, Slurm or `docker stop` sends SIGTERM, to the whole process group or
+    to the first process only. The run stops without waiting out the hanging case's deadline,
+    writes every report with what it has, says it was stopped, leaves no process and no temporary
+    directory behind (not even an xdist worker's that xdist had to kill) and no case worker's death
+    taken for a CRASH; --resume finishes it."""
+    write_cases(tmp_path, channels=[1, 2], sides=(4, 6, 8))
+    rep, tmp = tmp_path / "rep", tmp_path / "tmp"
+    tmp.mkdir()
+    proc = _pytest(tmp_path, "-q", "-n", jobs, background=True,
+                   env={"SWCANN_FAULTS": _faults(f437="phase2_hang"), "TMPDIR": str(tmp)},
+                   preexec_fn=_as_a_background_job if whom == "controller" else None)
+    try:
+        hung = lambda: any(e["event"] == "start" and "f437" in e["case_id"] for e in _journal_entries(rep)) \
+            if (rep / "journal").is_dir() else False
+        assert _wait_for(hung), proc.communicate()[0] if proc.poll() is not None else "no start of f437"
+        time.sleep(1.0)                  # into the hang: an xdist worker stuck there is killed by xdist
+        sent = time.monotonic()
+        if whom == "group":
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=120)[0]
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 2, out                                   # pytest's "interrupted"
+    assert took < 20, (took, out)                                       # the hang's deadline is 60 s
+
+    def gone():
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+    assert _wait_for(gone, 10), "processes of the stopped run are still alive"
+    assert [p for p in os.listdir(tmp) if p.startswith("aclnn-")] == []  # the case workers' log directories
+    records = _records(rep)
+    total = 8 * 9 * 2 + 5
+    assert len({r["case_id"] for r in records}) == len(records) == total, "one record per case"
+    by_status = Counter(r["status"] for r in records)
+    assert set(by_status) == {"PASS", "MISSING"} and by_status["PASS"] >= 72, by_status   # the 'before' group
+    in_flight = next(r for r in records if _group(r) == "f437")
+    assert in_flight["status"] == "MISSING"
+    not_started = [r for r in records if r["status"] == "MISSING" and r is not in_flight]
+    assert not_started and all("stopped by SIGTERM at " in r["reason"] for r in not_started), not_started[:2]
+    summary = json.loads((rep / "summary.json").read_text())
+    assert summary["identity"]["stopped"].startswith("SIGTERM at "), summary["identity"]
+    assert '<property name="stopped" value="SIGTERM at ' in (rep / "junit.xml").read_text()
+    assert "STOPPED by SIGTERM at " in out and f"{by_status['MISSING']} case(s) MISSING" in out, out
+    code, out, _ = _pytest(tmp_path, "-q", "-n", jobs, "--resume", str(rep), report=None)
+    assert code == 0, out
+    assert {r["status"] for r in _records(rep)} == {"PASS"}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_case_worker_leaves_stop_signals_to_its_supervisor(tmp_path, sig):
+    """Ctrl-C or a SIGTERM sent to the whole process group reaches the case workers too: dying of it
+    there would make the case in flight a CRASH of the library. They ignore it; the pytest process
+    stops the run (test_sigterm_stops_the_run_as_ctrl_c_does)."""
+    from harness.execution.supervisor import CaseExecutor
+    from harness.judge import load_case_file
+
+    _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4,)))
+    executor = CaseExecutor(EXECUTOR_SETTINGS)
+    try:
+        executor.start()
+        worker = executor._proc.pid
+        os.kill(worker, sig)
+        record = executor.run(cases[0], 60)
+        assert record["status"] == "PASS", record
+        assert executor._proc.pid == worker and executor.resets == 0      # the same worker ran it
+    finally:
+        executor.close()

@@ -31,6 +31,7 @@ from types import SimpleNamespace
 
 from .. import backends
 from ..errors import HarnessConfigError
+from . import stopping
 from .channel import Channel, ChannelClosed
 
 
@@ -158,9 +159,9 @@ def zygote(sock_fd: int, supervisor: int, preload: bool = True) -> int:
     _die_with_parent()
     if os.getppid() != supervisor:
         return 0                     # the supervisor died before the line above took effect
-    # Ctrl-C is for the supervisor: it stops the run (the case in flight stays MISSING, for --resume);
-    # a worker killed by it would be reported as a CRASH of its case
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C, SIGTERM and SIGHUP are for the supervisor: it stops the run (the case in flight stays
+    # MISSING, for --resume); a worker killed by one would be reported as a CRASH of its case
+    stopping.ignore_in_case_workers()
     if preload:          # a probe only opens the backend: torch and the goldens would cost it a second
         _preload()
     sock = socket.socket(fileno=sock_fd)

@@ -14,11 +14,10 @@ every worker's deadline. A worker whose device is lost stops taking cases; the o
 """
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from ..acl.runtime import worker_slot
+from . import scratch
 from .supervisor import CacheUse, CaseExecutor, _Zygote, run_on
 
 
@@ -34,7 +33,7 @@ class CasePool:
         if size < 1:
             raise ValueError(f"a pool needs at least one case worker, got {size}")
         self.size = size
-        self._log_dir = Path(tempfile.mkdtemp(prefix=f"aclnn-pool-{label}-")) if size > 1 else None
+        self._log_dir: Path | None = scratch.make(f"pool-{label}") if size > 1 else None
         self._zygote: _Zygote | None = None
         # one worker keeps the label and zygote of a plain CaseExecutor: records say "main" or "gw0"
         labels = [label] if size == 1 else [f"{label}.{k}" for k in range(size)]
@@ -71,11 +70,11 @@ class CasePool:
     def cache_stats(self) -> CacheUse | None:
         return CacheUse.total([s for s in (ex.cache_stats for ex in self.executors) if s is not None])
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
         for ex in self.executors:
-            ex.close()
+            ex.close(abandon)
         if self._zygote is not None:
             self._zygote.close()
             self._zygote = None
         if self._log_dir is not None:
-            shutil.rmtree(self._log_dir, ignore_errors=True)
+            scratch.remove(self._log_dir)

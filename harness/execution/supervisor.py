@@ -11,18 +11,17 @@ The deadline is kept by this process, which is never blocked in the library.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessConfigError
 from ..status import Status
+from . import scratch
 from .channel import Channel, ChannelClosed, wait_any
 
 START_TIMEOUT_S = 300.0      # building the software CANN on first use can take a while
@@ -171,7 +170,7 @@ class CaseExecutor:
         self._cache_done = self._cache_current = None   # golden-cache use: replaced workers, current one
         self._proc: _Worker | None = None
         self._chan: Channel | None = None
-        self._log_dir = Path(tempfile.mkdtemp(prefix=f"aclnn-worker-{label}-"))
+        self._log_dir = scratch.make(f"worker-{label}")
         self._log: Path | None = None
         self._starts = 0
         self._zygote: _Zygote | None = None
@@ -227,7 +226,12 @@ class CaseExecutor:
         self.properties = reply[1]
         return self.properties
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
+        """End the worker: it closes the backend (aclFinalize) and exits. abandon: the run was
+        interrupted, so a case still running is not waited for (up to its deadline: a hang's
+        is a minute); its worker is killed, as Ctrl-C's default would have done."""
+        if abandon and self._queue:
+            self._reap()
         while self._queue and self._alive():     # a case sent ahead that pytest never asked for
             self._await_head()
         if self._alive():
@@ -244,7 +248,7 @@ class CaseExecutor:
         if self._zygote is not None and self._owns_zygote:
             self._zygote.close()
         self._zygote = None
-        shutil.rmtree(self._log_dir, ignore_errors=True)
+        scratch.remove(self._log_dir)
 
     def _alive(self) -> bool:
         return self._proc is not None and self._proc.returncode is None

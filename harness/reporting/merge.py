@@ -157,6 +157,9 @@ def merge(directories: list[Path], sweep: dict | None = None, title: str = "acln
     majority = hashes.most_common(1)[0][0] if hashes else None
     for run in runs:
         problems += _identity_problems(run, sweep, majority)
+        if run.identity.get("stopped"):      # harness/execution/stopping.py: its MISSING cases say why
+            problems.append(Problem("stopped", f"{run.directory}: stopped by {run.identity['stopped']} before "
+                                               "every case had run (--resume finishes it)"))
     records, first_seen = [], {}
     for run in runs:
         for rec in run.records:

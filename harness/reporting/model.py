@@ -35,7 +35,7 @@ class Run:
 @dataclass
 class Problem:
     """Something wrong with the set of runs (not with a case): missing, duplicated, wrong identity."""
-    kind: str          # missing | duplicate | identity | shards | unreadable | job | no cases
+    kind: str          # missing | duplicate | identity | shards | unreadable | job | no cases | stopped
     message: str
     blocking: bool = True      # False: listed, but the merge does not fail on it (a job that selected no cases)
 

@@ -185,17 +185,20 @@ def selected_ids(manifest: dict | None) -> list[str]:
     return [a["case_id"] for a in (manifest or {}).get("selected") or [] if isinstance(a, dict) and "case_id" in a]
 
 
-def missing_records(manifest: dict | None, records: list[dict], identity: dict | None = None) -> list[dict]:
-    """A MISSING record for each case the manifest assigned to this run that has no record."""
+def missing_records(manifest: dict | None, records: list[dict], identity: dict | None = None,
+                    stopped: str | None = None) -> list[dict]:
+    """A MISSING record for each case the manifest assigned to this run that has no record.
+    stopped: the signal that stopped the run and when, if one did (the reason says so)."""
     if not manifest:
         return []
+    why = f"the run was stopped by {stopped} before it started" if stopped else "process killed or case lost"
     seen = {r["case_id"] for r in records}
     ident = identity or {}
     return [{"case_id": a["case_id"], "nodeid": a.get("nodeid"), "op": a.get("op", a["case_id"].split(".")[0]),
              "dtype": a.get("dtype"), "family": ident.get("family") or manifest["requested"].get("family"),
              "backend": ident.get("backend") or manifest["requested"].get("backend"),
              "status": Status.MISSING.value, "raw_status": Status.MISSING.value,
-             "reason": "selected for this run but no result was recorded (process killed or case lost)"}
+             "reason": f"selected for this run but no result was recorded ({why})"}
             for a in manifest.get("assigned", []) if a["case_id"] not in seen]
 
 

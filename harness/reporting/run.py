@@ -205,11 +205,14 @@ class RunReporting:
 
     # ---------------------------------------------------------------- the end
 
-    def finish(self, exitstatus: int, records: list[dict] | None = None) -> int:
+    def finish(self, exitstatus: int, records: list[dict] | None = None, stopped: str | None = None) -> int:
         """Write every report from `records` (one per case, from the journals); the exit status
-        the run should end with."""
+        the run should end with. stopped: the signal that stopped the run and when
+        (harness/execution/stopping.py), for the identity and the MISSING records' reasons."""
         if self.recorder is None:
             return exitstatus
+        if stopped:
+            self.recorder.extra["stopped"] = stopped
         if self.gate_refused:
             # the reports say so instead of a verdict; a run that got this far without the
             # refusal stopping it (an xdist controller selects nothing) still must not exit 0
@@ -228,8 +231,11 @@ class RunReporting:
         if rec is None:
             return []
         out = list(rec.gate_lines)
+        stopped = rec.extra.get("stopped")
         if not rec.gate:
             bad = [r for r in rec.records if rec_mod.status_of(r).is_failure]
+            if stopped:          # what the stop left undone is one line below, not one per case
+                bad = [r for r in bad if r["status"] != Status.MISSING.value]
             for r in bad[:30]:
                 out.append(f"{r['status']:<8} {r['case_id']}: {r.get('reason', '')}"[:400])
                 if r.get("repro"):
@@ -244,5 +250,9 @@ class RunReporting:
         if rec.notes:
             out.append(f"{len(rec.notes)} case(s) carry a note: a documented claim the code does not follow, "
                        "or a deviation they target (summary.json)")
+        if stopped:
+            missing = sum(r["status"] == Status.MISSING.value for r in rec.records)
+            out.append(f"STOPPED by {stopped}: {missing} case(s) MISSING; `./run suite --resume {rec.dir}` "
+                       "runs only those")
         out.append(f"reports: {rec.dir} (results.jsonl, summary.md, junit.xml" + (", report.html)" if rec.html else ")"))
         return out

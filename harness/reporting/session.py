@@ -122,7 +122,8 @@ class Recorder:
             tmp.write_text("".join(rec_mod.dumps(r) + "\n" for r in self.records), encoding="utf-8")
             tmp.replace(self.results_path)
         manifest = rec_mod.load_manifest(self.dir)
-        for missing in rec_mod.missing_records(manifest, self.records, self.properties):
+        for missing in rec_mod.missing_records(manifest, self.records, self.properties,
+                                                stopped=self.extra.get("stopped")):
             self.add(missing)
         self.identity = ident_mod.collect(self.properties, root=self.root, argv=self.argv,
                                           case_files=_files_of(self.records, self.root) or self.case_files,

@@ -9,7 +9,7 @@ from .records import status_of
 from ..status import Status
 
 _IDENTITY_ROWS = ("backend", "simulated", "soc_name", "family", "cann_version", "suite_commit", "started", "ended",
-                  "command", "host")
+                  "stopped", "command", "host")
 
 
 def _cell(text) -> str:
