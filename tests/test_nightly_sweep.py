@@ -128,3 +128,84 @@ def test_parallel_jobs_share_the_cores_as_case_workers(monkeypatch, tmp_path):
     assert workers(sweep.job_command("ascend910b", 1, 2, tmp_path, "aclnn", [], parallel=16)) == ["1"]
     assert workers(sweep.job_command("ascend910b", 1, 2, tmp_path, "aclnn", ["--case-workers", "3"],
                                      parallel=2)) == ["3"]
+
+
+def _sweep_until_its_first_job_hangs(tmp_path):
+    """A sweep over two families whose first job reaches a hanging case; (sweep, its out dir, the
+    case file). The sweep leads a process group of its own."""
+    import time
+
+    from tests.robust_cases import faulty_numel, write_cases
+    cases = write_cases(tmp_path / "c", channels=[1], sides=(4, 6))
+    out = tmp_path / "nightly"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWCANN_", "ASCEND_"))}
+    env["SWCANN_FAULTS"] = f"phase2_hang@numel={faulty_numel('f437')}"
+    proc = subprocess.Popen([sys.executable, "-m", "harness.reporting", "sweep", "-o", str(out), "--families",
+                             "ascend910b,ascend950", "--shards", "1", "--", str(cases), "-n", "0", "-q", "--no-html"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    journal = out / "ascend910b-1" / "journal"
+    deadline = time.monotonic() + 120
+    while not (journal.is_dir() and any("f437" in f.read_text() for f in journal.glob("*.jsonl"))):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"the first job never reached f437: {proc.communicate()[0]}")
+        time.sleep(0.2)
+    time.sleep(0.5)
+    return proc, out, cases
+
+
+def _jobs_left(cases) -> str:
+    return subprocess.run(["pgrep", "-f", str(cases)], capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_stopped_sweep_stops_its_jobs_and_merges_what_they_wrote(tmp_path, sig):
+    """SIGTERM to the sweep's process group (its time limit, `timeout`) or Ctrl-C in its terminal,
+    while its first job is in a hanging case: that job stops and writes its reports, the second
+    never starts, the merge says so, the sweep exits 2 at once and leaves no job running. Jobs have
+    sessions of their own, so a stop reaches them once, from the sweep, never a second time from
+    the terminal or the group (a job killed by it would lose its reports)."""
+    import signal
+    import time
+
+    proc, out, cases = _sweep_until_its_first_job_hangs(tmp_path)
+    try:
+        sent = time.monotonic()
+        os.killpg(proc.pid, getattr(signal, sig))     # as timeout(1), CI runners and a terminal do: the group
+        text = proc.communicate(timeout=120)[0]
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 2, text
+    assert took < 20, (took, text)                                       # the hang's deadline is 60 s
+    assert f"sweep: stopped by {'SIGTERM at ' if sig == 'SIGTERM' else 'Ctrl-C'}" in text, text
+    assert "1 job(s) never started" in text, text
+    assert not (out / "ascend950-1").exists()
+    job = json.loads((out / "ascend910b-1" / "summary.json").read_text())
+    assert job["identity"]["stopped"].startswith("SIGTERM at "), job["identity"]
+    merged = json.loads((out / "merged" / "summary.json").read_text())
+    problems = "\n".join(f"{p['kind']}: {p['message']}" for p in merged["problems"])
+    assert "stopped: " in problems and "exit 2 (interrupted)" in problems, problems
+    assert "family ascend950: no run reported" in problems, problems
+    assert _jobs_left(cases) == ""
+
+
+def test_a_job_outlives_no_killed_sweep(tmp_path):
+    """A sweep SIGKILLed (a CI runner's grace period over) cannot pass a stop on: its running job
+    gets SIGTERM from the kernel instead (PR_SET_PDEATHSIG), stops and writes its reports, rather
+    than running on, holding its devices, with nobody to merge it."""
+    import signal
+    import time
+
+    proc, out, cases = _sweep_until_its_first_job_hangs(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    end = time.monotonic() + 20
+    while _jobs_left(cases) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert _jobs_left(cases) == ""
+    job = json.loads((out / "ascend910b-1" / "summary.json").read_text())
+    assert job["identity"]["stopped"].startswith("SIGTERM at "), job["identity"]

@@ -7,8 +7,10 @@ process, then the merge job. CI systems run the same commands as separate jobs (
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ from . import baseline
 from .. import families as families_mod
 from ..errors import HarnessConfigError
 from ..execution import sizing
+from ..execution.stopping import StopSignals
 
 
 class SweepError(HarnessConfigError):
@@ -68,7 +71,10 @@ def job_command(family: str, shard: int, shards: int, out: Path, backend: str, e
     targets = [] if any(x.endswith((".yaml", ".yml")) or ".yaml::" in x for x in extra) else ["cases/"]
     share = [] if parallel <= 1 or any(x.startswith("--case-workers") for x in extra) else \
         ["--case-workers", str(sizing.cpu_workers(parallel))]
-    return [sys.executable, "-m", "pytest", *targets, "--backend", backend, "--soc", family,
+    # -p/-c/--rootdir, as ./run suite has them: a case file outside the checkout would otherwise make
+    # pytest take its directory for the root, where neither the plugin nor the configuration is
+    return [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-c", "pyproject.toml", "--rootdir=.",
+            *targets, "--backend", backend, "--soc", family,
             "--shard", f"{shard}/{shards}", "--report-dir", str(out / f"{family}-{shard}"), "-p", "no:cacheprovider",
             *share, *extra]
 
@@ -96,6 +102,23 @@ def _finish(label: str, proc: subprocess.Popen) -> int:
     return proc.returncode
 
 
+def _stop_with_sweep() -> None:
+    """In a job, before exec (Linux): SIGTERM it when the sweep dies, SIGKILL included, so no job
+    keeps running (and holding its devices) after the sweep that started it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)     # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _start(cmd: list[str], root: Path, env: dict) -> subprocess.Popen:
+    """A job in a session of its own: a stop meant for the sweep (Ctrl-C in its terminal, SIGTERM to
+    its process group) reaches a job only as the sweep passes it on, once. A job given a second
+    SIGTERM would die at once, without its reports (harness/execution/stopping.py)."""
+    return subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=_stop_with_sweep)
+
+
 def _jobs_line(jobs: list[dict], shards: int) -> str:
     """The sweep's own summary: how many jobs ran cases, selected none, or stopped early."""
     label = lambda j: f"{j['family']} {j['shard']}/{shards}"
@@ -120,20 +143,41 @@ def run(out: Path, families: list[str], shards: int, backend: str, extra: list[s
     dirs = [out / f"{f}-{i}" for f, i in jobs]
     exits: dict = {}
     running: list = []
-    for family, shard in jobs:                # at most `parallel` jobs at once, finished in start order
-        if len(running) >= parallel:
-            key, label, proc = running.pop(0)
+    stop = StopSignals()            # SIGTERM and SIGHUP as Ctrl-C: stop the jobs, merge what they wrote
+    stop.install()
+    try:
+        for family, shard in jobs:                # at most `parallel` jobs at once, finished in start order
+            if len(running) >= parallel:
+                key, label, proc = running[0]       # popped once finished: a stop meanwhile still sees it
+                exits[key] = _finish(label, proc)
+                running.pop(0)
+            cmd = job_command(family, shard, shards, out, backend, extra, parallel)
+            print(f"== job {family} shard {shard}/{shards}: pytest {shlex.join(cmd[3:])}", flush=True)
+            running.append(((family, shard), f"{family} {shard}/{shards}", _start(cmd, root, env)))
+        while running:
+            key, label, proc = running[0]
             exits[key] = _finish(label, proc)
-        cmd = job_command(family, shard, shards, out, backend, extra, parallel)
-        print(f"== job {family} shard {shard}/{shards}: pytest {shlex.join(cmd[3:])}", flush=True)
-        running.append(((family, shard), f"{family} {shard}/{shards}",
-                        subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-    while running:
-        key, label, proc = running.pop(0)
-        exits[key] = _finish(label, proc)
-    done = [{"family": f, "shard": i, "exit": exits[(f, i)]} for f, i in jobs]
+            running.pop(0)
+        stopped = None
+    except KeyboardInterrupt:
+        stopped = stop.describe() or "Ctrl-C"
+        print(f"sweep: stopped by {stopped}: stopping {len(running)} running job(s), starting no more", flush=True)
+        for _, _, proc in running:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)  # each stops as it would by itself, writing its reports
+        stop.finishing()
+        for key, label, proc in running:
+            exits[key] = _finish(label, proc)
+    finally:
+        stop.restore()
+    # a job never started has no directory: the merge lists its shard as never reported
+    done = [{"family": f, "shard": i, "exit": exits[(f, i)]} for f, i in jobs if (f, i) in exits]
     write_manifest(out, backend, families, shards, done)
     from .__main__ import main as cli
-    code = cli(["merge", "-o", str(out / "merged"), "--manifest", str(manifest), *merge_args, *map(str, dirs)])
+    code = cli(["merge", "-o", str(out / "merged"), "--manifest", str(manifest), *merge_args,
+                *(str(d) for d, job in zip(dirs, jobs) if job in exits)])
     print(_jobs_line(done, shards), flush=True)
+    if stopped:
+        print(f"sweep: stopped by {stopped}: {len(jobs) - len(done)} job(s) never started", flush=True)
+        return 2
     return code
