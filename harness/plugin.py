@@ -580,8 +580,10 @@ class CaseSession:
             return
         self.stop.finishing()
         # every worker's journal: one record per case (this process's own from memory)
-        state = journal_mod.scan(self.recorder.dir, own=(self.journal, self.controller_journal))
-        session.exitstatus = self.reporting.finish(session.exitstatus, state.records(), self.stop.describe())
+        stopped = self.stop.describe()
+        state = journal_mod.scan(self.recorder.dir, own=(self.journal, self.controller_journal), stopped=stopped,
+                                 run_id=self.run["run_id"] if self.run else None)
+        session.exitstatus = self.reporting.finish(session.exitstatus, state.records(), stopped)
         if state.missing and session.exitstatus == 0:
             session.exitstatus = 1
 

@@ -361,7 +361,8 @@ def test_sigterm_stops_the_run_as_ctrl_c_does(tmp_path, jobs, whom):
     by_status = Counter(r["status"] for r in records)
     assert set(by_status) == {"PASS", "MISSING"} and by_status["PASS"] >= 72, by_status   # the 'before' group
     in_flight = next(r for r in records if _group(r) == "f437")
-    assert in_flight["status"] == "MISSING"
+    assert in_flight["status"] == "MISSING" and "never finished (the run was stopped by SIGTERM at " in \
+        in_flight["reason"], in_flight
     not_started = [r for r in records if r["status"] == "MISSING" and r is not in_flight]
     assert not_started and all("stopped by SIGTERM at " in r["reason"] for r in not_started), not_started[:2]
     summary = json.loads((rep / "summary.json").read_text())

@@ -63,12 +63,14 @@ class State:
         return list(self.final.values()) + list(self.missing.values())
 
 
-def missing_record(start: dict) -> dict:
+def missing_record(start: dict, stopped: str | None = None) -> dict:
+    """stopped: the signal that stopped this run and when (stopping.py), if one did."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(start.get("t", 0)))
+    why = f"the run was stopped by {stopped}" if stopped else "the run was killed?"
     return {"case_id": start["case_id"], "op": start.get("op"), "nodeid": start.get("nodeid"),
             "status": Status.MISSING.value,
             "reason": f"MISSING: started at {when} by {start.get('writer')} (pid {start.get('pid')}) of run "
-                      f"{start.get('run_id')} and never finished (the run was killed?)"}
+                      f"{start.get('run_id')} and never finished ({why})"}
 
 
 def _entries(directory: Path, skip: set[str] = frozenset()):
@@ -90,10 +92,13 @@ def _well_formed(entry) -> bool:
             and (entry.get("event") != "end" or isinstance(entry.get("record"), dict)))
 
 
-def scan(directory: Path, own: tuple["Journal", ...] = ()) -> State:
+def scan(directory: Path, own: tuple["Journal", ...] = (), stopped: str | None = None,
+         run_id: str | None = None) -> State:
     """What the journals of `directory` say. `own`: journals this process wrote (and still holds
     open); their entries are taken from memory instead of parsed back from disk (for a run of
-    3,000 cases that was 0.15 s at the end of every run)."""
+    3,000 cases that was 0.15 s at the end of every run). stopped: what stopped run `run_id`,
+    the one now ending, for the reason of a case it left unfinished (an earlier run's, resumed
+    from, still say 'killed?')."""
     state = State()
     known = [j for j in own if j is not None and j.entries is not None]
     skip = {j.path.name for j in known}
@@ -102,7 +107,8 @@ def scan(directory: Path, own: tuple["Journal", ...] = ()) -> State:
         case_id = entry.get("case_id")
         if entry.get("event") == "start":
             if case_id not in state.final:
-                state.missing[case_id] = missing_record(entry)
+                ours = stopped and entry.get("run_id") == run_id
+                state.missing[case_id] = missing_record(entry, stopped if ours else None)
         elif entry.get("event") == "end" and entry["record"].get("status") == Status.MISSING.value:
             if case_id not in state.final:      # recorded as not run (its worker lost the device)
                 state.missing[case_id] = entry["record"]
