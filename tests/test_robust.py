@@ -315,7 +315,7 @@ def _as_a_background_job():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-@pytest.mark.parametrize("jobs, whom", [("0", "group"), ("2", "controller")])
+@pytest.mark.parametrize("jobs, whom", [("0", "group"), ("2", "controller"), ("2", "group")])
 def test_sigterm_stops_the_run_as_ctrl_c_does(tmp_path, jobs, whom):
     """A CI job timeout, `timeout`, Slurm or `docker stop` sends SIGTERM, to the whole process group or
     to the first process only. The run stops without waiting out the hanging case's deadline,
