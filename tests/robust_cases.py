@@ -50,3 +50,20 @@ def write_cases(directory: Path, channels=range(1, 6), sides=SIDES, hang_timeout
     path = cases / "mp.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
+
+
+def stop_and_wait(proc, send, timeout: float = 120.0) -> tuple[str, float]:
+    """send(proc) a stop signal to a run started in a session of its own; (its output, seconds from
+    the signal to its exit). Whatever is still running afterwards is killed, the whole group."""
+    import os
+    import signal
+    import time
+    try:
+        sent = time.monotonic()
+        send(proc)
+        out = proc.communicate(timeout=timeout)[0]
+        return out, time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -167,18 +167,11 @@ def test_a_stopped_sweep_stops_its_jobs_and_merges_what_they_wrote(tmp_path, sig
     sessions of their own, so a stop reaches them once, from the sweep, never a second time from
     the terminal or the group (a job killed by it would lose its reports)."""
     import signal
-    import time
 
+    from tests.robust_cases import stop_and_wait
     proc, out, cases = _sweep_until_its_first_job_hangs(tmp_path)
-    try:
-        sent = time.monotonic()
-        os.killpg(proc.pid, getattr(signal, sig))     # as timeout(1), CI runners and a terminal do: the group
-        text = proc.communicate(timeout=120)[0]
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    # as timeout(1), CI runners and a terminal do: to the whole group
+    text, took = stop_and_wait(proc, lambda p: os.killpg(p.pid, getattr(signal, sig)))
     assert proc.returncode == 2, text
     assert took < 20, (took, text)                                       # the hang's deadline is 60 s
     assert f"sweep: stopped by {'SIGTERM at ' if sig == 'SIGTERM' else 'Ctrl-C'}" in text, text

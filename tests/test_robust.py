@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.execution import journal
-from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, write_cases
+from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, stop_and_wait, write_cases
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE_S = 2.0
@@ -328,22 +328,14 @@ def test_sigterm_stops_the_run_as_ctrl_c_does(tmp_path, jobs, whom):
     proc = _pytest(tmp_path, "-q", "-n", jobs, background=True,
                    env={"SWCANN_FAULTS": _faults(f437="phase2_hang"), "TMPDIR": str(tmp)},
                    preexec_fn=_as_a_background_job if whom == "controller" else None)
-    try:
-        hung = lambda: any(e["event"] == "start" and "f437" in e["case_id"] for e in _journal_entries(rep)) \
-            if (rep / "journal").is_dir() else False
-        assert _wait_for(hung), proc.communicate()[0] if proc.poll() is not None else "no start of f437"
-        time.sleep(1.0)                  # into the hang: an xdist worker stuck there is killed by xdist
-        sent = time.monotonic()
-        if whom == "group":
-            os.killpg(proc.pid, signal.SIGTERM)
-        else:
-            proc.send_signal(signal.SIGTERM)
-        out = proc.communicate(timeout=120)[0]
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    hung = lambda: any(e["event"] == "start" and "f437" in e["case_id"] for e in _journal_entries(rep)) \
+        if (rep / "journal").is_dir() else False
+    if not _wait_for(hung):
+        stop_and_wait(proc, lambda p: os.killpg(p.pid, signal.SIGKILL))
+        raise AssertionError("no start of f437")
+    time.sleep(1.0)                  # into the hang: an xdist worker stuck there is killed by xdist
+    out, took = stop_and_wait(proc, lambda p: os.killpg(p.pid, signal.SIGTERM) if whom == "group"
+                              else p.send_signal(signal.SIGTERM))
     assert proc.returncode == 2, out                                   # pytest's "interrupted"
     assert took < 20, (took, out)                                       # the hang's deadline is 60 s
 
