@@ -53,6 +53,7 @@ SRC = PKG / "src"
 INC = PKG / "include"
 OPS = "ops"  # the sub-directory of src/ whose library op directories add to
 OP_DIRS_ENV = "SWCANN_OP_DIRS"
+SMOKE = PKG / "tests" / "smoke.c"  # the C driver that exercises the ABI, lifetimes and leaks
 
 BASE_CFLAGS = ["-O2", "-g", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror"]
 ASAN_FLAGS = ["-fsanitize=address", "-fno-omit-frame-pointer"]
@@ -242,6 +243,19 @@ def build(asan: bool = False, op_dirs=None) -> pathlib.Path:
         if not (root / "swcann.info").is_file():  # not a lost race: a real failure
             raise
     return root
+
+
+def compile_smoke(root: pathlib.Path, out: pathlib.Path, extra: tuple[str, ...] = ()) -> pathlib.Path:
+    """Compile the C smoke driver (tests/smoke.c) against a built tree; it runs with set_env.sh applied.
+
+    Linked the way ops-nn's examples link (acl_abi.md 1.3), no RPATH.  Used by the project's
+    tests and by ``swcann.mutate``, which runs it on a mutant that the case files let through.
+    """
+    lib = pathlib.Path(root) / "lib64"
+    _run(_cc() + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", *extra, "-I", str(pathlib.Path(root) / "include"),
+                  str(SMOKE), "-o", str(out), "-L", str(lib), "-lopapi_nn", "-lopapi_math", "-lnnopbase",
+                  "-lacl_rt", f"-Wl,-rpath-link,{pathlib.Path(root) / LIBS[0][0]}", "-lm"])
+    return pathlib.Path(out)
 
 
 def read_info(root: pathlib.Path) -> dict[str, str]:

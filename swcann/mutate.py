@@ -6,9 +6,11 @@ Each mutant changes one operator (`<=` -> `<`, `&&` -> `||`, `+ 1` dropped, `*` 
 one line of `swcann/src/ops/*.c`, in a scratch copy of the repository (a git worktree of HEAD
 with the working tree's changes left out). The copy's software CANN is rebuilt and the default
 tier runs on each family in turn, stopping at the first failure: the mutant is *killed* when a case
-fails, *survived* when every family passes. Lines that only fault injection (`SWCANN_FAULTS`) or the
-deviation model (`SWCANN_DEVIATIONS`) run, and message text, are left alone: a default run never
-executes them, so their mutants would survive by construction.
+fails, or when every family passes but the C smoke driver (swcann/tests/smoke.c, on an ASan build
+with the leak check on) fails on it (`"by": "smoke"`); *survived* otherwise. Lines
+that only fault injection (`SWCANN_FAULTS`) or the deviation model (`SWCANN_DEVIATIONS`) run, and
+message text, are left alone: a default run never executes them, so their mutants would survive by
+construction.
 
 A survivor is either equivalent (the change cannot show: a path choice between two kernels that
 compute the same documented result, a workspace size nobody asserts, undefined behaviour the case
@@ -98,6 +100,25 @@ def _environment(copy: Path, root: str) -> dict:
     return setenv.sourced_environment(Path(root) / "set_env.sh", base)
 
 
+def _smoke_passes(copy: Path) -> bool:
+    """The C smoke driver on an ASan build of the mutant (what tests/test_swcann.py runs), leak
+    check on: it sees what no case can, such as an object phase 2 forgets to free or a
+    live-allocation check that stopped checking."""
+    from swcann import build as swbuild
+    built = subprocess.run([sys.executable, "-m", "swcann.build", "--asan"], cwd=copy, capture_output=True, text=True)
+    if built.returncode:
+        return False
+    root = Path(built.stdout.strip().splitlines()[-1])
+    try:
+        exe = swbuild.compile_smoke(root, root / "smoke-mutant", tuple(swbuild.ASAN_FLAGS))
+        env = {**_environment(copy, str(root)), "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"}
+        return _run([str(exe)], copy, env, 300) == 0
+    except swbuild.BuildError:
+        return False
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def judge(copy: Path, site, families) -> dict:
     """Apply one mutation in `copy`, rebuild, run the default tier family by family; undo it."""
     path, i, start, end, replacement = site
@@ -120,6 +141,8 @@ def judge(copy: Path, site, families) -> dict:
                          "--report-dir", str(copy / "reports" / "mutant")], copy, env, 600)
             if code != 0:
                 return {**record, "result": "killed", "by": family}
+        if not _smoke_passes(copy):
+            return {**record, "result": "killed", "by": "smoke"}
         shutil.rmtree(root, ignore_errors=True)
         return {**record, "result": "survived"}
     finally:

@@ -1,6 +1,7 @@
 """swcann.mutate picks only code a default run executes (its mutants could be killed)."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,24 @@ def test_an_entry_without_a_reason_or_with_an_unknown_class_is_refused(tmp_path)
     bad.write_text("- {file: a.c, before: x, after: y, why: 'looks fine: nothing seen in a short run'}\n")
     with pytest.raises(SystemExit, match="entry 1: why must start with one of fault-only"):
         mutate.known_equivalents(bad)
+
+
+def _copy(tmp_path: Path) -> Path:
+    """What judge() needs of a scratch copy: the software CANN's sources and harness.acl.setenv."""
+    copy = tmp_path / "repo"
+    for part in ("swcann", "harness"):
+        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def test_a_mutant_the_cases_cannot_see_but_the_smoke_driver_can_is_killed_by_it(tmp_path):
+    """A consumed executor dropped from the registry but never freed: every case still passes (no
+    family is run here), only the C smoke driver's ASan leak check sees it."""
+    copy = _copy(tmp_path)
+    sites = [s for s in mutate.sites(copy) if s[0].endswith("common.c") and s[4] == "!="
+             and "obj_del(e, SWC_K_EXECUTOR) == 0) e->destroy(e)" in (copy / s[0]).read_text().splitlines()[s[1]]]
+    assert len(sites) == 1
+    record = mutate.judge(copy, sites[0], families=[])
+    assert record["result"] == "killed" and record["by"] == "smoke", record
+    assert "obj_del(e, SWC_K_EXECUTOR) == 0)" in (copy / sites[0][0]).read_text()      # the mutation was undone
+    assert mutate._smoke_passes(copy)                                                   # the unmutated tree passes it

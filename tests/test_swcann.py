@@ -21,7 +21,6 @@ from swcann import build as swbuild
 from tests import swenv
 
 REPO = Path(__file__).resolve().parents[1]
-SMOKE = REPO / "swcann" / "tests" / "smoke.c"
 TOY_OP_DIR = Path(__file__).resolve().parent / "swcann_toy_op"
 API_PREFIXES = ("acl", "swcann")
 
@@ -34,15 +33,10 @@ def _clean_env(root: Path | None = None) -> dict[str, str]:
 
 
 def _compile_smoke(root: Path, out: Path, extra: tuple[str, ...] = ()) -> Path:
-    """Linked the way ops-nn's examples link (acl_abi.md 1.3), no RPATH: it runs with set_env.sh applied."""
-    cc = shlex.split(os.environ.get("CC") or "cc")
-    lib = root / "lib64"
-    cmd = cc + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", *extra, "-I", str(root / "include"),
-                str(SMOKE), "-o", str(out), "-L", str(lib), "-lopapi_nn", "-lopapi_math", "-lnnopbase", "-lacl_rt",
-                f"-Wl,-rpath-link,{root / swbuild.LIBS[0][0]}", "-lm"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, f"smoke driver did not compile: {' '.join(cmd)}\n{r.stderr}"
-    return out
+    try:
+        return swbuild.compile_smoke(root, out, extra)
+    except swbuild.BuildError as e:
+        pytest.fail(f"smoke driver did not compile: {e}")
 
 
 def _run(cmd: list[str], env: dict[str, str] | None = None, timeout: int = 120):
