@@ -144,13 +144,19 @@ int chk_same_shape(opctx *x, const char *id, named_tensor a, named_tensor b)
                    shp(a.t, sa, sizeof sa), b.name, shp(b.t, sb, sizeof sb));
 }
 
-/* opbase IsContiguous: row-major strides, size-1 dims ignored, offset irrelevant */
+/* opbase op::IsContiguous (hicann/opbase, opdev/tensor_view_utils: its four rules): a private
+ * storage format, or a view of 0 or 1 elements, is contiguous whatever its strides; otherwise
+ * row-major strides with size-1 dims skipped. The offset does not matter. */
 int chk_contiguous(opctx *x, const char *id, named_tensor a)
 {
+    if (swc_format_is_private(a.t->format)) return 0;
+    int64_t size = 1;
+    for (uint64_t i = 0; i < a.t->ndim; i++) size *= a.t->dims[i];
+    if (size == 0 || size == 1) return 0;
     int64_t expect = 1;
     for (uint64_t i = a.t->ndim; i-- > 0;) {
-        if (a.t->dims[i] == 0) return 0;
-        if (a.t->dims[i] != 1 && a.t->strides[i] != expect) {
+        if (a.t->dims[i] == 1) continue;
+        if (a.t->strides[i] != expect) {
             char sa[128];
             return op_fail(x, ACLNN_ERR_PARAM_INVALID, id, "%s must be contiguous (shape %s)",
                            a.name, shp(a.t, sa, sizeof sa));
