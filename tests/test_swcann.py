@@ -1,7 +1,7 @@
 """Tests of the software CANN (swcann/): build, exported ABI, the C smoke driver
 (plain, under valgrind, and ASan-instrumented), build caching/race safety, the
 clear error for a broken compiler, its dtype/format table against the harness's,
-and an operator added from a directory outside swcann/src/ops/."""
+contiguity as opbase judges it, and an operator added from a directory outside swcann/src/ops/."""
 from __future__ import annotations
 
 import dataclasses
@@ -251,7 +251,9 @@ def test_concurrent_builds_share_one_tree(root):
                 shutil.rmtree(p, ignore_errors=True)
 
 
-_CTYPES_PROBE = r"""
+# what every ctypes probe below starts with: the libraries opened as torch_npu opens them, and
+# helpers that make tensors (row-major strides unless given) and int arrays
+_PROBE_PRELUDE = r"""
 import ctypes, os, sys
 lib = sys.argv[1]
 from harness.acl.dl import open_library     # RTLD_LAZY | RTLD_GLOBAL, as torch_npu / op-plugin
@@ -268,17 +270,20 @@ nn.aclCreateIntArray.argtypes = [P64, U64]
 assert rt.aclInit(None) == 0
 print("soc", rt.aclrtGetSocName().decode())
 I64 = ctypes.c_int64
-def tensor(dims, dt, fmt=0):
+def tensor(dims, dt, fmt=0, strides=None):
     d = (I64 * len(dims))(*dims)
     st = [1] * len(dims)
     for i in range(len(dims) - 2, -1, -1):
         st[i] = st[i + 1] * dims[i + 1]
-    s = (I64 * len(dims))(*st)
+    s = (I64 * len(dims))(*(strides or st))
     return ctypes.c_void_p(nn.aclCreateTensor(d, len(dims), dt, s, 0, fmt, d, len(dims), None))
 def arr(v):
     return ctypes.c_void_p(nn.aclCreateIntArray((I64 * len(v))(*v), len(v)))
 ws, ex = ctypes.c_uint64(), ctypes.c_void_p()
 fp32 = 0
+"""
+
+_CTYPES_PROBE = _PROBE_PRELUDE + r"""
 st = op.aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
     tensor([1, 1, 2, 2], fp32), tensor([1, 1, 4, 4], fp32), tensor([1, 1, 2, 2], 3),
     arr([2, 2]), arr([2, 2]), arr([0, 0]), arr([1, 1]), ctypes.c_bool(False),
@@ -292,6 +297,36 @@ st = op.aclnnAvgPool2dBackwardGetWorkspaceSize(
 m = rt.aclGetRecentErrMsg()
 print("avg", st, (m or b"").decode())
 """
+
+
+_CONTIGUITY_PROBE = _PROBE_PRELUDE + r"""
+int64, ndc1hwc0 = 9, 32
+for name, shape, strides, fmt in (
+        ("row-major", [2, 1, 2, 3, 3], None, 2),
+        ("strided", [2, 1, 2, 3, 3], [36, 36, 18, 6, 2], 2),
+        ("strided-private-format", [2, 1, 2, 3, 3], [36, 36, 18, 6, 2], ndc1hwc0),
+        ("strided-size-1-dims-only", [2, 1, 2, 3, 3], [18, 99, 9, 3, 1], 2),
+        ("strided-empty", [0, 1, 2, 3, 3], [36, 36, 18, 6, 2], 2),
+        ("strided-one-element", [1, 1, 1, 1, 1], [5, 5, 5, 5, 5], 2)):
+    go = [shape[0], 1, 4, 6, 6]
+    st = op.aclnnMaxUnpool3dBackwardGetWorkspaceSize(
+        tensor(go, fp32), tensor(shape, fp32), tensor(shape, int64), arr(go[2:]), arr([2, 3, 2]),
+        arr([0, 0, 0]), tensor(shape, fp32, fmt, strides), ctypes.byref(ws), ctypes.byref(ex))
+    print(name, st, (rt.aclGetRecentErrMsg() or b"").decode() if st else "")
+"""
+
+
+def test_contiguity_follows_opbase_is_contiguous(root):
+    """MaxUnpool3d's B3 asks opbase's IsContiguous(out): a private storage format or a view of 0 or
+    1 elements is contiguous whatever its strides, and size-1 dims' strides never matter. Only a
+    genuinely strided view of more than one element fails (the spec names the check, not these rules;
+    hicann/opbase's tensor_view_utils states them)."""
+    r = _run([sys.executable, "-c", _CONTIGUITY_PROBE, str(root / "lib64")])
+    assert r.returncode == 0, r.stderr
+    got = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in r.stdout.splitlines()[1:]}
+    assert got.pop("strided").startswith("161002 ") and "check B3 failed" in r.stdout
+    assert got == {"row-major": "0 ", "strided-private-format": "0 ", "strided-size-1-dims-only": "0 ",
+                   "strided-empty": "0 ", "strided-one-element": "0 "}, got
 
 
 @pytest.mark.parametrize("family,soc,mp2,avg", [
