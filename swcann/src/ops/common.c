@@ -150,9 +150,13 @@ int chk_same_shape(opctx *x, const char *id, named_tensor a, named_tensor b)
 int chk_contiguous(opctx *x, const char *id, named_tensor a)
 {
     if (swc_format_is_private(a.t->format)) return 0;
-    int64_t size = 1;
-    for (uint64_t i = 0; i < a.t->ndim; i++) size *= a.t->dims[i];
-    if (size == 0 || size == 1) return 0;
+    int64_t size = 1;       /* GetShapeSize(); a described-only view may overflow int64 */
+    int ovf = 0;
+    for (uint64_t i = 0; i < a.t->ndim; i++) {
+        if (a.t->dims[i] == 0) return 0;
+        ovf |= __builtin_mul_overflow(size, a.t->dims[i], &size);
+    }
+    if (!ovf && size == 1) return 0;
     int64_t expect = 1;
     for (uint64_t i = a.t->ndim; i-- > 0;) {
         if (a.t->dims[i] == 1) continue;
