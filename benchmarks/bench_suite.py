@@ -45,7 +45,7 @@ def _cann_env() -> dict[str, str]:
     """The environment every measured process starts with: the software CANN's set_env.sh
     applied (as a user with CANN would have it), so no run pays for a re-exec."""
     from harness.acl import setenv
-    from harness.environment import software_cann_root
+    from harness.target.discovery import software_cann_root
     return setenv.sourced_environment(software_cann_root() / "set_env.sh", dict(os.environ))
 
 

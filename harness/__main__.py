@@ -1,7 +1,7 @@
-"""`python -m harness doctor` (alias `env`): the environment report of harness.doctor."""
+"""`python -m harness doctor` (alias `env`): the environment report of harness.cli.doctor."""
 import sys
 
-from .doctor import main
+from .cli.doctor import main
 
 COMMANDS = ("doctor", "env")
 

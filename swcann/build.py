@@ -249,7 +249,7 @@ def compile_smoke(root: pathlib.Path, out: pathlib.Path, extra: tuple[str, ...] 
     """Compile the C smoke driver (tests/smoke.c) against a built tree; it runs with set_env.sh applied.
 
     Linked the way ops-nn's examples link (acl_abi.md 1.3), no RPATH.  Used by the project's
-    tests and by ``swcann.mutate``, which runs it on a mutant that the case files let through.
+    tests and by ``harness.audit.mutate``, which runs it on a mutant that the case files let through.
     """
     lib = pathlib.Path(root) / "lib64"
     _run(_cc() + ["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", *extra, "-I", str(pathlib.Path(root) / "include"),

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.errors import CaseFileError
+from harness.core.errors import CaseFileError
 from harness.judge import load_case_file
 from harness.model import expand, source
 

@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import traceability
+from harness.audit import traceability
 from harness.acl import runtime
 from tests import swenv
 

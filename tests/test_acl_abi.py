@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import dtypes, formats
+from harness.core import dtypes, formats
 from harness.acl import abi
 
 SPEC = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "acl_abi.md"

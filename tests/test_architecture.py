@@ -40,7 +40,7 @@ def test_contracts_hold():
     # the inputs layer importing a backend
     ("harness/inputs/preparation.py", "from ..backends import base", "harness layers only look down"),
     # a golden importing the harness
-    ("golden/_common.py", "import harness.dtypes", "reference math knows nothing of the harness"),
+    ("golden/_common.py", "import harness.core.dtypes", "reference math knows nothing of the harness"),
     # the independent loop reference borrowing the golden's helpers
     ("golden/_reference.py", "from . import _common", "the loop references stay independent"),
 ])

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from harness import inputs
-from harness.errors import CaseFileError
+from harness.core.errors import CaseFileError
 from harness.judge import load_atk_file
 from harness.judge.runner import run_case
 from harness.model import atk

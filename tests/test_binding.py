@@ -19,12 +19,13 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from harness import dtypes, families, formats, inputs
+from harness.core import dtypes, families, formats
+from harness import inputs
 from harness.inputs import layout
 from harness.judge import load_case_file, runner
 from harness.acl import abi, loader, runtime
 from harness.acl.objects import CaseObjects, alloc_size, describe_tensor
-from harness.errors import HarnessConfigError
+from harness.core.errors import HarnessConfigError
 from tests import swenv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -287,7 +288,7 @@ _PRELUDE = """
     import json, sys
     from types import SimpleNamespace
     from harness.acl import loader
-    from harness.errors import HarnessConfigError
+    from harness.core.errors import HarnessConfigError
     from harness.backends.aclnn import AclnnBackend
     def config(**kw):
         base = dict(family=None, device=None, no_sw_fallback=False, deterministic=False, worker=None)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import families
+from harness.core import families
 from harness.acl import elf, loader, setenv
 from swcann import build as swbuild
 from tests import swenv
@@ -174,7 +174,7 @@ def test_backend_without_set_env_stops_with_one_line(root):
     code = """
         from types import SimpleNamespace
         from harness.backends.aclnn import AclnnBackend
-        from harness.errors import HarnessConfigError
+        from harness.core.errors import HarnessConfigError
         try:
             AclnnBackend(SimpleNamespace(family=None, device=None, no_sw_fallback=False, deterministic=False, worker=None))
         except HarnessConfigError as e:

@@ -59,7 +59,7 @@ def test_other_code_or_vocabulary_is_another_key(tmp_path, cache_dir):
 
 
 def test_a_broken_file_is_never_cached(tmp_path, cache_dir):
-    from harness.errors import CaseFileError
+    from harness.core.errors import CaseFileError
     path = _write(tmp_path / "mp.yaml", dict(BASE, op=7))
     for _ in range(2):
         with pytest.raises(CaseFileError):
@@ -72,7 +72,7 @@ def test_a_special_or_huge_file_goes_straight_to_the_bounded_reader(tmp_path, ca
     be read whole. Both are left to the reader, which refuses them without reading."""
     import os
     import threading
-    from harness.errors import CaseFileError
+    from harness.core.errors import CaseFileError
     fifo = tmp_path / "fifo.yaml"
     os.mkfifo(fifo)
     done = []

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from harness.judge import load_case_file as load
-from harness.errors import CaseFileError
+from harness.core.errors import CaseFileError
 
 BASE = {
     "op": "MaxPool2dWithIndicesBackward",

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 
-from harness import coverage, traceability
-from harness.families import FAMILIES
+from harness.audit import coverage, traceability
+from harness.core.families import FAMILIES
 
 
 def test_no_coverage_gap(loaded):
@@ -62,7 +62,7 @@ def test_report_command(tmp_path):
     """One command prints counts and the traceability table of every family; it exits 1 on a gap."""
     out = tmp_path / "coverage.md"
     root = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-m", "harness.coverage", "--out", str(out)], cwd=root,
+    r = subprocess.run([sys.executable, "-m", "harness.audit.coverage", "--out", str(out)], cwd=root,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
@@ -73,7 +73,7 @@ def test_report_command(tmp_path):
     shutil.copytree(root / "cases", cases)
     p = cases / "max_unpool3d_backward.yaml"
     p.write_text(p.read_text().replace("      values: [zeros, large, specials, small_int]", "      values: [small_int]"))
-    r = subprocess.run([sys.executable, "-m", "harness.coverage", "--cases", str(cases), "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "harness.audit.coverage", "--cases", str(cases), "--out", str(out)],
                        cwd=root, capture_output=True, text=True)
     assert r.returncode == 1 and "coverage gap" in r.stderr
     assert "MaxUnpool3dBackward on ascend910, int8: no default-tier case in value class 'zeros'" in out.read_text()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import golden
-from harness import traceability
+from harness.audit import traceability
 
 ROOT = Path(__file__).resolve().parents[1]
 

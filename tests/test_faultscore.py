@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import faultscore
-from harness.faultscore import FAULTS, Finding, classify
+from harness.audit import faultscore
+from harness.audit.faultscore import FAULTS, Finding, classify
 
 REPO = Path(__file__).resolve().parent.parent
 BY_NAME = {f.name: f for f in FAULTS}

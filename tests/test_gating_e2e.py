@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from harness.judge import compare
-from harness.reporting import dump
+from harness.reporting import dump_meta as dump
 from tests.test_casefile_errors import BASE
 
 ROOT = Path(__file__).resolve().parents[1]

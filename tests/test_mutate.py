@@ -1,4 +1,4 @@
-"""swcann.mutate picks only code a default run executes (its mutants could be killed)."""
+"""harness.audit.mutate picks only code a default run executes (its mutants could be killed)."""
 from __future__ import annotations
 
 import shutil
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from swcann import mutate
+from harness.audit import mutate
 
 REPO = Path(__file__).resolve().parents[1]
 

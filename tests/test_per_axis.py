@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 
-from harness import per_axis
+from harness.audit import per_axis
 from harness.model import Mutation
 
 

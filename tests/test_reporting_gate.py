@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness.reporting import baseline as bl, gate
-from harness.status import Status, parse
+from harness.core.status import Status, parse
 from tests.reporting_fixtures import rec
 
 CASE = "AvgPool2dBackward.dev_global[float32-2x3x10x10-ks10x10-NCHW-contiguous-uniform]"

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from harness.reporting import __main__ as cli, changes, merge, shard, writers
-from harness.reporting.model import Report, load_run
+from harness.reporting.runs import Report, load_run
 from tests.reporting_fixtures import rec, sweep_dirs, write_run
 
 IDS = [f"Op{k % 3}.g[float32-{k}]" for k in range(23)]

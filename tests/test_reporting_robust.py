@@ -144,7 +144,8 @@ def _fake_sweep(tmp_path, monkeypatch, families: dict, shards: int = 2, empty_sh
         return [sys.executable, "-c", _JOB, family, str(i), str(n), str(out), str(code), "short" if short else "all"]
     monkeypatch.setattr(sweep, "job_command", job)
     out = tmp_path / "nightly"
-    code = sweep.run(out, list(families), shards, "aclnn", [], ROOT, ["--no-html"], parallel=2)
+    code = sweep.run(out, list(families), shards, "aclnn", [], ROOT, ["--no-html"],
+                     lambda argv: cli.main(["merge", *argv]), parallel=2)
     return code, out, json.loads((out / "merged" / "summary.json").read_text())
 
 

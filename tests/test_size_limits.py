@@ -6,7 +6,7 @@ import dataclasses
 import re
 
 
-from harness import size_limits
+from harness.audit import size_limits
 
 
 def test_every_size_limit_is_tested_on_both_sides(loaded):

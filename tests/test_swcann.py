@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import dtypes, formats
+from harness.core import dtypes, formats
 from swcann import build as swbuild
 from tests import swenv
 
@@ -507,7 +507,7 @@ def test_op_directory_adds_an_operator(tmp_path, monkeypatch):
 # PyTorch's avg_pool3d backward: prints the largest absolute error of each case.
 _AVG3D_PROBE = r"""
 import ctypes, sys, torch
-from harness import formats
+from harness.core import formats
 from harness.acl import loader
 libs = loader.load(loader.discover(env={"ASCEND_HOME_PATH": sys.argv[1]}, defaults=()))
 rt, nn = libs.runtime, libs.nnopbase

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 import golden
-from harness import traceability
-from harness.traceability import REQUIRED_FAMILIES, gaps
+from harness.audit import traceability
+from harness.audit.traceability import REQUIRED_FAMILIES, gaps
 
 
 def test_every_golden_has_a_case_file_and_declares_checks(loaded):
@@ -83,7 +83,7 @@ def test_family_specific_checks_are_not_required_elsewhere(loaded):
 
 def test_cli_writes_markdown(tmp_path):
     out = tmp_path / "trace.md"
-    proc = subprocess.run([sys.executable, "-m", "harness.traceability", "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "harness.audit.traceability", "--out", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ctypes import POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int8, c_int32, c_int64, \
     c_size_t, c_uint16, c_uint32, c_uint64, c_void_p
 
-from .. import dtypes, formats
+from ..core import dtypes, formats
 
 # --------------------------------------------------------------- enums (3.1-3.3)
 

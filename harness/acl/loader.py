@@ -21,7 +21,7 @@ import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import HarnessConfigError
+from ..core.errors import HarnessConfigError
 from . import abi, dl
 
 ROOT_ENV_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")

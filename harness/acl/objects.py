@@ -14,7 +14,7 @@ import ctypes
 import ctypes.util
 from typing import TYPE_CHECKING
 
-from .. import formats
+from ..core import formats
 from . import abi
 from .loader import Libraries
 from .runtime import AclCallError, recent_error

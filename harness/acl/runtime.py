@@ -12,7 +12,7 @@ import contextlib
 import ctypes
 import threading
 
-from ..errors import HarnessConfigError
+from ..core.errors import HarnessConfigError
 from . import abi
 from .loader import Libraries
 

@@ -12,7 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..errors import HarnessConfigError
+from ..core.errors import HarnessConfigError
 
 # Set by the harness when it re-executes a process with set_env.sh applied: the script's path.
 # Guards against a re-exec loop and tells the run's properties where the environment came from.

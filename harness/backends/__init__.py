@@ -2,7 +2,7 @@
 `preview(name, settings)` says what a run would use without opening anything."""
 from __future__ import annotations
 
-from ..errors import HarnessConfigError
+from ..core.errors import HarnessConfigError
 
 NAMES = ("torch", "aclnn")
 

@@ -13,10 +13,11 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from .. import dtypes, environment, families
+from ..core import dtypes, families
+from ..target import discovery as environment
 from ..acl import abi, loader, runtime, setenv
 from ..acl.objects import CaseObjects, alloc_size
-from ..errors import HarnessConfigError
+from ..core.errors import HarnessConfigError
 from ..model import OpDescriptor
 from .base import BackendInfo, RunResult
 

@@ -10,7 +10,7 @@ import torch
 
 import golden as golden_pkg
 
-from ..errors import HarnessConfigError
+from ..core.errors import HarnessConfigError
 from ..inputs import Arg, attrs_of
 from ..model import OpDescriptor
 from .base import BackendInfo, RunResult

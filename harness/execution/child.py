@@ -30,7 +30,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from .. import backends
-from ..errors import HarnessConfigError
+from ..core.errors import HarnessConfigError
 from . import stopping
 from .channel import Channel, ChannelClosed
 
@@ -62,7 +62,7 @@ def _recover(backend, outcome: dict) -> dict | None:
 def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[dict, dict | None]:
     """Judge one case; then, if it left the device in doubt, reset the device. With `dump_dir`
     (--dump-failures) a failing case's arrays are written there, since they live only here."""
-    from ..judge import dump                 # imported by the zygote (_preload), unless it is a probe's
+    from ..judge import arrays as dump  # imported by the zygote (_preload), unless it is a probe's
     from ..judge.runner import run_case
     capture = {} if dump_dir else None
     try:

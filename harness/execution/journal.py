@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import jsonsafe
-from ..status import Status
+from ..core import jsonsafe
+from ..core.status import Status
 
 DIRNAME = "journal"
 

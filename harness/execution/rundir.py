@@ -16,8 +16,8 @@ import shutil
 import time
 from pathlib import Path
 
-from .. import atomic
-from ..errors import HarnessConfigError
+from ..core import atomic
+from ..core.errors import HarnessConfigError
 
 RUN_FILE = "run.json"
 KEEP_PREVIOUS = 5

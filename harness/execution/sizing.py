@@ -27,7 +27,7 @@ def hardware_devices(backend: str) -> int | None:
     if backend != "aclnn":
         return None
     from ..acl import loader
-    from ..environment import is_software_tree
+    from ..target.discovery import is_software_tree
     found = loader.discover()
     if found.root is None or is_software_tree(found.root):
         return None

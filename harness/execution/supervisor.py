@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HarnessConfigError
-from ..status import Status
+from ..core.errors import HarnessConfigError
+from ..core.status import Status
 from . import scratch
 from .channel import Channel, ChannelClosed, wait_any
 

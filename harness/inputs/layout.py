@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import dtypes, formats
+from ..core import dtypes, formats
 from ..model.spec import LAYOUTS
 
 # Extra elements before the first element for the layouts that use an offset:

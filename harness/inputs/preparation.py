@@ -8,7 +8,7 @@ import torch
 
 import golden as golden_pkg
 
-from .. import dtypes
+from ..core import dtypes
 from ..model import Case
 from ..model.spec import OUT_POINTERS
 from . import layout, values

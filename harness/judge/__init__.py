@@ -7,7 +7,7 @@ from pathlib import Path
 import golden
 
 from .. import backends, model
-from ..errors import CaseFileError
+from ..core.errors import CaseFileError
 from ..model import atk
 from . import casecache, compare
 

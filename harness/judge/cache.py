@@ -38,7 +38,8 @@ import xxhash
 
 import golden as golden_pkg
 
-from .. import atomic, dtypes, inputs as inputs_mod
+from ..core import atomic, dtypes
+from .. import inputs as inputs_mod
 from ..inputs import preparation as prepare_mod, values as values_mod
 from ..model import Case
 

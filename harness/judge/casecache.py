@@ -20,7 +20,7 @@ import stat
 import sys
 from pathlib import Path
 
-from .. import atomic
+from ..core import atomic
 from ..model import source
 
 _HARNESS = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ _FORMAT = 1          # bump when the entry layout changes
 def _code_key(vocabulary_facts: str) -> bytes:
     h = hashlib.sha256(f"{_FORMAT} {sys.version} {vocabulary_facts}".encode())
     sources = sorted((_HARNESS / "model").glob("*.py")) + sorted((_HARNESS / "model").glob("*.yaml"))
-    sources += [_HARNESS / n for n in ("dtypes.py", "formats.py", "families.py", "errors.py")]
+    sources += [_HARNESS / "core" / n for n in ("dtypes.py", "formats.py", "families.py", "errors.py")]
     sources += [_HARNESS / "judge" / "standards.yaml"]
     for src in sources:
         h.update(src.name.encode() + b"\0" + src.read_bytes())

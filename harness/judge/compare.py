@@ -26,8 +26,8 @@ import sys
 import numpy as np
 import yaml
 
-from .. import dtypes
-from ..jsonsafe import jsonable
+from ..core import dtypes
+from ..core.jsonsafe import jsonable
 
 # name -> how it judges and which metrics its PASS line shows. A standard is one
 # @_standard(...) function below plus its thresholds in standards.yaml.

@@ -1,5 +1,5 @@
 """Words the runner's failure reasons are built from, where tools read a reason back
-(harness.faultscore classifies records by them): defined once, so rewording a reason cannot
+(harness.audit.faultscore classifies records by them): defined once, so rewording a reason cannot
 quietly change what the reason is classified as."""
 from __future__ import annotations
 

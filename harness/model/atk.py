@@ -20,8 +20,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import dtypes
-from ..errors import CaseFileError
+from ..core import dtypes
+from ..core.errors import CaseFileError
 from . import ids
 from .distributions import Distribution
 from .spec import Case, Deviation, OpSpec

@@ -9,8 +9,8 @@ from __future__ import annotations
 import itertools
 import math
 
-from .. import dtypes, families, formats
-from ..errors import CaseFileError
+from ..core import dtypes, families, formats
+from ..core.errors import CaseFileError
 from . import distributions, ids
 from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
 from .vocabulary import Vocabulary

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import CaseFileError
+from ..core.errors import CaseFileError
 from . import distributions, source
 from .expand import MAX_CASES, Where, expand_invalid, expand_matrix
 from .spec import Check, Limit, OpSpec, Param

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_mod, writers
-from .model import Problem, Report, load_run
-from ..errors import HarnessConfigError
+from .runs import Problem, Report, load_run
+from ..core.errors import HarnessConfigError
+from ..core.paths import REPO_ROOT
 
 
 def _gate_report(report: Report, baseline_path: str) -> int:
@@ -138,7 +139,7 @@ def cmd_sweep(a) -> int:
     extra = [x for x in a.pytest_args if x != "--"]
     merge_args = (["--previous", a.previous] if a.previous else []) + (["--gate", a.gate] if a.gate else [])
     return sweep.run(Path(a.out), [f for f in a.families.split(",") if f], a.shards, a.backend, extra,
-                     Path(__file__).resolve().parents[2], merge_args, a.parallel)
+                     REPO_ROOT, merge_args, lambda argv: main(["merge", *argv]), a.parallel)
 
 
 def main(argv=None) -> int:

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import yaml
 
-from .. import families as families_mod
+from ..core import families as families_mod
 from ..backends import NAMES as BACKENDS
-from ..errors import HarnessConfigError
-from ..status import Status
+from ..core.errors import HarnessConfigError
+from ..core.status import Status
 
 KINDS = ("fails", "flakes", "skips")
 _EXPECTABLE = ("FAIL", "CRASH", "TIMEOUT", "MISSING")

@@ -6,7 +6,7 @@ grew by at least `drift` times (a case whose MERE doubled is worth a look even w
 from __future__ import annotations
 
 from .records import family_of, metrics_of, status_of, threshold_ratio
-from ..status import Status
+from ..core.status import Status
 
 _BAD = frozenset({Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.MISSING})
 

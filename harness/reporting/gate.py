@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .baseline import Baseline, Entry
 from .records import status_of, raw_status_of
-from ..status import Status
+from ..core.status import Status
 
 GATE_FAILING = frozenset({Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.MISSING})
 

@@ -11,9 +11,9 @@ import threading
 import jinja2
 from markupsafe import Markup, escape as markupsafe_escape
 
-from .model import Report
+from .runs import Report
 from .records import metrics_of, status_of
-from ..status import ORDER, Status
+from ..core.status import ORDER, Status
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("harness.reporting", "templates"),
                           autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

@@ -14,8 +14,8 @@ import yaml
 
 from . import records as rec_mod
 from .identity import opapi_hash
-from .model import Problem, Report, Run, load_run
-from ..status import Status
+from .runs import Problem, Report, Run, load_run
+from ..core.status import Status
 
 
 class ManifestError(Exception):

@@ -19,9 +19,9 @@ import math
 from pathlib import Path
 
 from ..judge import compare
-from .. import jsonsafe
-from ..jsonsafe import jsonable
-from ..status import Status, parse
+from ..core import jsonsafe
+from ..core.jsonsafe import jsonable
+from ..core.status import Status, parse
 
 RESULTS = "results.jsonl"
 MANIFEST = "manifest.json"

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.base import banner
-from . import baseline as bl, execute as execute_mod, identity, records as rec_mod, repro, shard as shard_mod
+from . import (baseline as bl, reruns as execute_mod, identity, records as rec_mod, repro_line as repro, shard as shard_mod)
 from .gate import apply as gate_apply, is_gate_failure
-from .session import Recorder, default_dir
-from ..status import Status
+from .recorder import Recorder, default_dir
+from ..core.status import Status
 
 USAGE_ERROR = 4       # pytest's exit status for a bad command line, which a refused --gate is
 

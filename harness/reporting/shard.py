@@ -13,7 +13,7 @@ import json
 import statistics
 from pathlib import Path
 
-from ..errors import HarnessConfigError
+from ..core.errors import HarnessConfigError
 from .records import RESULTS, ResultsError, read_records
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import yaml
 
 from . import baseline
-from .. import families as families_mod
-from ..errors import HarnessConfigError
+from ..core import families as families_mod
+from ..core.errors import HarnessConfigError
 from ..execution import sizing
 from ..execution.stopping import StopSignals
 
@@ -134,7 +134,9 @@ def _option(args: list[str], name: str) -> str | None:
 
 
 def run(out: Path, families: list[str], shards: int, backend: str, extra: list[str], root: Path,
-        merge_args: list[str], parallel: int = 1) -> int:
+        merge_args: list[str], merge, parallel: int = 1) -> int:
+    """Run every (family, shard) job, then `merge(argv)` (the `merge` command of the reporting
+    CLI, handed in: the CLI sits above this module) over what they wrote."""
     check(families, shards, parallel, _option(merge_args, "--gate"), backend)
     manifest = write_manifest(out, backend, families, shards)
     env = dict(os.environ)
@@ -173,9 +175,8 @@ def run(out: Path, families: list[str], shards: int, backend: str, extra: list[s
     # a job never started has no directory: the merge lists its shard as never reported
     done = [{"family": f, "shard": i, "exit": exits[(f, i)]} for f, i in jobs if (f, i) in exits]
     write_manifest(out, backend, families, shards, done)
-    from .__main__ import main as cli
-    code = cli(["merge", "-o", str(out / "merged"), "--manifest", str(manifest), *merge_args,
-                *(str(d) for d, job in zip(dirs, jobs) if job in exits)])
+    code = merge(["-o", str(out / "merged"), "--manifest", str(manifest), *merge_args,
+                  *(str(d) for d, job in zip(dirs, jobs) if job in exits)])
     print(_jobs_line(done, shards), flush=True)
     if stopped:
         print(f"sweep: stopped by {stopped}: {len(jobs) - len(done)} job(s) never started", flush=True)

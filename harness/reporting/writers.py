@@ -4,9 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .gate import is_gate_failure
-from .model import Report
+from .runs import Report
 from .records import status_of
-from ..status import Status
+from ..core.status import Status
 
 _IDENTITY_ROWS = ("backend", "simulated", "soc_name", "family", "cann_version", "suite_commit", "started", "ended",
                   "stopped", "command", "host")

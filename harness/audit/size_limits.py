@@ -12,7 +12,7 @@ applies to:
   check that is off by one (`<` for `<=`), or that uses a smaller bound, fails it. Only the limit
   itself tells `<` from `<=`; a shape with a product of exactly `max` always exists (1, ..., max).
 
-`python -m harness.coverage` prints the table and counts the gaps in its exit status;
+`python -m harness.audit.coverage` prints the table and counts the gaps in its exit status;
 tests/test_size_limits.py fails on a gap.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .model import Case, Check, OpSpec
+from ..model import Case, Check, OpSpec
 
 @dataclass(frozen=True)
 class LimitGap:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import dump, identity, records, repro
-from ..status import Status
+from . import dump_meta as dump, identity, records, repro_line as repro
+from ..core.status import Status
 
 _RERUN = (Status.FAIL, Status.CRASH, Status.TIMEOUT)
 

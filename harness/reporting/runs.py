@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import records as rec_mod
 from .records import dtype_of, family_of, status_of
-from ..status import ORDER, Status
+from ..core.status import ORDER, Status
 
 # What a report lists as a problem, worst first; PASS and SKIP are only counted.
 LISTED = tuple(s for s in ORDER if s not in (Status.PASS, Status.SKIP))

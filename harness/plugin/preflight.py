@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from .environment import prepare_process
-from .errors import HarnessConfigError
+from ..target.discovery import prepare_process
+from ..core.errors import HarnessConfigError
 
 
 def _started_as_pytest() -> bool:

@@ -17,15 +17,15 @@ A check with `boundary:` too ("value > boundary": kernel, stride, dilation > 0) 
 only the cases whose offending element is exactly the boundary: a check written `<` where `<=` is
 due rejects every other value the same way.
 
-`python -m harness.coverage` prints the table and counts the gaps in its exit status;
+`python -m harness.audit.coverage` prints the table and counts the gaps in its exit status;
 tests/test_per_axis.py fails on a gap.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import inputs
-from .model import Case, OpSpec
+from .. import inputs
+from ..model import Case, OpSpec
 
 SPATIAL = ("D", "H", "W")
 

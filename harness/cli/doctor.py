@@ -16,9 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import environment, families
-from .acl import elf, loader, runtime, setenv
-from .errors import HarnessConfigError
+from ..target import discovery as environment
+from ..core import families
+from ..acl import elf, loader, runtime, setenv
+from ..core.errors import HarnessConfigError
+from ..core.paths import REPO_ROOT
 
 DEFAULT_SW_SOC = "ascend910b"      # what the aclnn backend gives the software CANN when --soc is not given
 
@@ -49,8 +51,8 @@ def _library_lines(path: Path, ld_now: list[str], ld_applied: list[str] | None) 
 
 def _probe(env: dict[str, str]) -> dict:
     """SoC name, family, device count as the runtime reports them, from a child with `env`."""
-    code = "from harness.doctor import probe_main; probe_main()"
-    env = {**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1]) + os.pathsep + env.get("PYTHONPATH", "")}
+    code = "from harness.cli.doctor import probe_main; probe_main()"
+    env = {**env, "PYTHONPATH": str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")}
     try:
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.SubprocessError) as e:

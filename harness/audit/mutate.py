@@ -1,6 +1,6 @@
 """Mutation score of the suite: does it notice when the software CANN's op code is wrong?
 
-    .venv/bin/python -m swcann.mutate [--limit N] [--seed S] [--out FILE] [--families a,b]
+    .venv/bin/python -m harness.audit.mutate [--limit N] [--seed S] [--out FILE] [--families a,b]
 
 Each mutant changes one operator (`<=` -> `<`, `&&` -> `||`, `+ 1` dropped, `*` -> `+`, ...) on
 one line of `swcann/src/ops/*.c`, in a scratch copy of the repository (a git worktree of HEAD
@@ -35,9 +35,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from ..core.paths import REPO_ROOT, SWCANN_DIR
+
+REPO = REPO_ROOT
 OPS_DIR = Path("swcann/src/ops")
-EQUIVALENT = Path(__file__).resolve().parent / "mutants_equivalent.yaml"
+EQUIVALENT = SWCANN_DIR / "mutants_equivalent.yaml"
 WHY_CLASSES = ("fault-only", "deviation-only", "message", "unreachable", "never-run", "policy", "no-op", "internal")
 FAMILIES = ("ascend910b", "ascend950", "ascend910", "ascend310p")
 # (pattern, replacement): one operator of one line each
@@ -94,8 +96,7 @@ def _run(cmd, cwd: Path, env: dict, timeout: float) -> int | str:
 
 def _environment(copy: Path, root: str) -> dict:
     """The environment after `source <root>/set_env.sh`, without the caller's CANN or swcann settings."""
-    sys.path.insert(0, str(copy))
-    from harness.acl import setenv
+    from ..acl import setenv
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SWCANN_", "ASCEND_")) and k != "LD_LIBRARY_PATH"}
     return setenv.sourced_environment(Path(root) / "set_env.sh", base)
 

@@ -14,8 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from .acl import loader, setenv
-from .errors import HarnessConfigError
+from ..acl import loader, setenv
+from ..core.errors import HarnessConfigError
 
 # Why the software CANN was built, carried across the re-exec into the run's properties.
 FALLBACK_MARK = "ACLNN_HARNESS_SW_FALLBACK"

@@ -5,7 +5,7 @@ names the check it triggers (`check:`) and its expected status per family. A che
 on a family when at least one invalid case names it, applies to that family and expects there
 exactly the check's status. Checks marked `untestable` are listed with their reason instead.
 
-    python -m harness.traceability [--out FILE] [--cases DIR] [--family F ...]
+    python -m harness.audit.traceability [--out FILE] [--cases DIR] [--family F ...]
 
 prints (or writes) the markdown table; `gaps()` is what tests/test_traceability.py asserts on.
 """
@@ -17,11 +17,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .families import FAMILIES
-from .judge import load_case_file
-from .model import Case, Check, OpSpec
+from ..core.families import FAMILIES
+from ..judge import load_case_file
+from ..model import Case, Check, OpSpec
+from ..core.paths import CASES_DIR
 
-CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
+
 # The families every testable check must be covered on (where the check applies): all of them.
 REQUIRED_FAMILIES = FAMILIES
 
@@ -156,7 +157,7 @@ def render(loaded: Loaded, families=None) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.traceability",
+    ap = argparse.ArgumentParser(prog="python -m harness.audit.traceability",
                                  description="Check -> case traceability of the case files, as markdown.")
     ap.add_argument("--out", help="write the markdown here instead of stdout")
     ap.add_argument("--cases", default=str(CASES_DIR), help="directory of case files (default: cases/)")

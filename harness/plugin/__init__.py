@@ -23,22 +23,26 @@ from pathlib import Path
 import pytest
 import yaml
 
-from . import backends, environment, families, jsonsafe, preflight
-from .backends.base import banner
-from .errors import CaseFileError, HarnessConfigError
-from .execution import journal as journal_mod, scratch, sizing
-from .execution.stopping import StopSignals
-from .execution.deadline import deadline_for
-from .execution.rundir import RunDir
-from .execution.pool import CasePool
-from .execution.supervisor import LOOKAHEAD
-from .judge import load_atk_file, load_case_file
-from .model import Case, atk
-from .reporting import records as rec_mod
-from .reporting.gate import is_gate_failure
-from .reporting.run import ReportSettings, RunReporting, add_options as add_report_options
-from .reporting.session import Recorder
-from .status import Status
+from .. import backends
+from ..target import discovery as environment
+from ..core import families, jsonsafe
+from . import preflight
+from ..backends.base import banner
+from ..core.errors import CaseFileError, HarnessConfigError
+from ..execution import journal as journal_mod, scratch, sizing
+from ..execution.stopping import StopSignals
+from ..execution.deadline import deadline_for
+from ..execution.rundir import RunDir
+from ..execution.pool import CasePool
+from ..execution.supervisor import LOOKAHEAD
+from ..judge import load_atk_file, load_case_file
+from ..model import Case, atk
+from ..reporting import records as rec_mod
+from ..reporting.gate import is_gate_failure
+from ..reporting.run import ReportSettings, RunReporting, add_options as add_report_options
+from ..reporting.recorder import Recorder
+from ..core.status import Status
+from ..core.paths import CASES_DIR
 
 _SESSION = pytest.StashKey()
 _CASE_OWNERS = pytest.StashKey()     # case id -> the file that produced it first (this process's collection)
@@ -228,7 +232,7 @@ def pytest_unconfigure(config):
 
 
 def _prepare_only_cache(settings: RunSettings):
-    from .judge.cache import GoldenCache     # torch: only this mode computes in the pytest process
+    from ..judge.cache import GoldenCache     # torch: only this mode computes in the pytest process
     _one_torch_thread()
     return GoldenCache(settings.golden_cache)
 
@@ -263,7 +267,6 @@ def _outside_rootdir(config, file_path) -> dict:
 
 # ---------------------------------------------------------------- ATK case lists (harness/model/atk.py)
 
-CASES_DIR = Path(__file__).resolve().parents[1] / "cases"      # the operators' own case files
 
 
 def _add_atk_args(config) -> None:

@@ -32,7 +32,7 @@ classified* when every classified case has the class (and detail) declared in FA
 that, one clean run per SoC family over all the subsets must pass completely, so a detection
 is never a case that fails anyway.
 
-    python -m harness.faultscore [--only NAME,...] [--jobs N] [--work-dir DIR] [--json FILE]
+    python -m harness.audit.faultscore [--only NAME,...] [--jobs N] [--work-dir DIR] [--json FILE]
 
 prints the table and exits 0 only when every fault is detected and correctly classified.
 """
@@ -50,10 +50,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .judge import reasons
-from .status import Status
+from ..judge import reasons
+from ..core.status import Status
+from ..core.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 SLOW_RATIO = 5.0        # a 10x slowdown must show as at least 5x in wall time on a busy machine
 SLOW_FLOOR_S = 0.02     # below this, launch times are noise, never a slowdown (small cases: ~10 us;
                         # a 2-core machine's scheduler once stretched one to 5.9 ms)
@@ -421,7 +422,7 @@ def summary(scores: list[Score], problems: list[str]) -> tuple[bool, list[str]]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.faultscore", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m harness.audit.faultscore", description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="comma-separated fault names (default: all)")
     ap.add_argument("--jobs", type=int, default=2, help="pytest runs at a time (default 2)")
     ap.add_argument("--work-dir", type=Path, help="report directories (default reports/faultscore; emptied first)")

@@ -17,8 +17,8 @@ from pathlib import Path
 from . import identity as ident_mod, records as rec_mod, writers
 from .baseline import Baseline
 from .gate import GateResult, evaluate
-from .model import Report, Run
-from ..status import ORDER, Status
+from .runs import Report, Run
+from ..core.status import ORDER, Status
 
 
 def default_dir(root: Path, props: dict) -> Path:

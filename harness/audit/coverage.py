@@ -8,7 +8,7 @@ case whose planes span several kernel tiles while their count exceeds the AI cor
 its exit status also take the size-limit (harness/size_limits.py) and per-axis
 (harness/per_axis.py) gaps, which tests/test_size_limits.py and tests/test_per_axis.py fail on.
 
-    python -m harness.coverage [--out FILE] [--cases DIR]
+    python -m harness.audit.coverage [--out FILE] [--cases DIR]
 
 prints the counts (op x family x dtype x layout x value class) and the traceability table.
 """
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import per_axis, size_limits, traceability
-from .families import FAMILIES
-from .model import LAYOUTS, Case
+from ..core.families import FAMILIES
+from ..model import LAYOUTS, Case
 
 TILE_ELEMENTS = 256     # a plane larger than this spans more than one kernel tile
 AI_CORES = 48           # the AI cores of a 950 / 910B: more planes than this reach every core
@@ -151,7 +151,7 @@ def render(loaded: traceability.Loaded) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.coverage",
+    ap = argparse.ArgumentParser(prog="python -m harness.audit.coverage",
                                  description="Coverage counts, gaps and the traceability table of every family.")
     ap.add_argument("--out", help="write the markdown here instead of stdout")
     ap.add_argument("--cases", default=str(traceability.CASES_DIR), help="directory of case files (default: cases/)")

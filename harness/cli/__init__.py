@@ -1,0 +1,1 @@
+"""Command-line entry points that sit above every layer (`python -m harness ...`)."""
