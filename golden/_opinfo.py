@@ -84,6 +84,8 @@ class OpInfo:
     examples: tuple[Callable, ...] = ()
     # every documented implementation deviation (spec C and G), with the cases that expose it
     deviations: tuple[ImplDeviation, ...] = ()
+    # spec section B as code (golden/_phase1.py): (Call, family) -> Phase1, the check that fires first
+    model: Callable | None = None
 
 
 # ------------------------------------------------------------------ shared by the max pools
