@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
+from ._models.max_pool2d_with_indices_backward import MODEL
 
 OUTPUT = "gradInput"
 
@@ -66,4 +67,5 @@ INFO = _opinfo.max_pool_info(
     deviations=(_opinfo.ImplDeviation(
         "nhwc_read_as_nchw_a2a3", "G.4", _opinfo.A2A3,
         "NHWC passes the A2/A3 API checks, but the A2/A3 kernel reads the memory as NCHW",
-        no_case="the spec calls the result undefined (policy 2); NHWC cases run on 950 only"),))
+        no_case="the spec calls the result undefined (policy 2); NHWC cases run on 950 only"),),
+    model=MODEL)
