@@ -65,13 +65,12 @@ def is_empty(desc: TensorDesc) -> bool:
 
 
 def per_axis(values: tuple[int, ...] | None, n: int) -> tuple[int, ...] | None:
-    """An attribute list expanded to n axes the way the ops read it: one value for every axis, or
-    the first n values; None when the list has neither form (its length check rejects it)."""
+    """An attribute list expanded to n axes the way the ops read it: one value for every axis,
+    else its first n values. A shorter list (which its length check rejects) gives only the
+    values there are, so a rule run before that check still sees them."""
     if values is None:
         return None
-    if len(values) == 1:
-        return values * n
-    return values[:n] if len(values) >= n else None
+    return values * n if len(values) == 1 else values[:n]
 
 
 # ------------------------------------------------------------------ rule factories

@@ -29,7 +29,7 @@ def _index_dtypes(family: str) -> frozenset[str]:
 
 def _window(call: Call):
     """(k, s, p, d) as (H, W) pairs after the single-int expansion (A.3): stride empty = kernel.
-    None for a list the length checks (#19-#22) reject."""
+    A list the length checks (#19-#22) reject gives fewer values (_checks.per_axis)."""
     k = per_axis(int_array(call, "kernelSize"), 2)
     stride = int_array(call, "stride")
     s = k if stride == () else per_axis(stride, 2)
@@ -76,7 +76,7 @@ def _out_hw(call: Call):
         return None
     ceil = bool(call.attrs.get("ceilMode", False))
     outs = tuple(_pool_out(size, *axis, ceil) for size, axis in zip(planes[2:4], zip(*w)))
-    return None if None in outs else outs
+    return None if None in outs or len(outs) != 2 else outs
 
 
 def _zero_plane_dim(call, family, scratch):
