@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
+from ._models.max_pool3d_with_argmax_backward import MODEL
 
 OUTPUT = "gradInput"
 
@@ -60,4 +61,5 @@ INFO = _opinfo.max_pool_info(
             "the API accepts any dilation > 0, but no kernel supports dilation != 1",
             no_case="undefined behaviour (policy 2): dilation != 1 is neither a valid case nor a status"),
         _opinfo.empty_grad_unwritten("C (Empty tensors), G.8", "PyTorch's forward rejects such a configuration"),
-    ))
+    ),
+    model=MODEL)
