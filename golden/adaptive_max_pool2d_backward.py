@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
+from ._models.adaptive_max_pool2d_backward import MODEL
 
 OUTPUT = "gradInput"
 
@@ -135,4 +136,5 @@ INFO = _opinfo.scatter_op_info(
             "overlapping windows use fp32 atomic adds with no deterministic mode, despite DOC:237",
             groups=("dev_no_deterministic_switch",)),
         _opinfo.empty_grad_unwritten("C (Empty tensors), G.5", "PyTorch rejects an empty gradOutput plane"),
-    ))
+    ),
+    model=MODEL)
