@@ -1,9 +1,9 @@
 """The rule shapes that recur in the ops' section B, as Rule factories, and the facts they share.
 
-Each factory returns a `Rule` whose function answers None (go on), a status, or SUCCESS for an
-early return. Rules read only the Call, never another rule's result, so a test may drop or swap
-any of them; a rule that meets a value an earlier check would have rejected (a NULL tensor, a list
-of the wrong length) lets the call go on rather than raise.
+A rule answers None (go on), a status, or SUCCESS for an early return. Rules read only the Call,
+never another rule's result, so a test may drop or swap any of them and the model still answers:
+a rule that reads a NULL tensor or array answers UNDEFINED (the C code would dereference it),
+and one that meets a list of the wrong length reads the values there are.
 """
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ PRIVATE_FORMATS = frozenset({
 
 INT32_MAX = 2**31 - 1
 
-# Not a status: phase 1 writes through a NULL workspaceSize/executor pointer the op never checks
-# (MaxPool2d, MaxPool3d, AdaptiveMaxPool2d: "not null-checked; passing nullptr would crash"). The
-# spec gives no status to assert there (policy 2); a caller compares nothing but "no status".
+# Not a status: phase 1 dereferences a NULL pointer, e.g. writes through a workspaceSize/executor
+# the op never checks (MaxPool2d, MaxPool3d, AdaptiveMaxPool2d: "not null-checked; passing nullptr
+# would crash"). The spec gives no status to assert there (policy 2).
 UNDEFINED = -1
 STATUSES = frozenset({SUCCESS, NULLPTR, INVALID, INNER_NULLPTR, UNDEFINED})     # every answer a model gives
 
@@ -38,18 +38,23 @@ def is_regbase(family: str) -> bool:
 
 # ------------------------------------------------------------------ reading a Call
 
-def tensor(call: Call, name: str) -> TensorDesc | None:
-    return call.tensors.get(name)
+class NullRead(Exception):
+    """A rule read a tensor or array passed as NULL (or absent from the Call)."""
 
 
-def int_array(call: Call, name: str) -> tuple[int, ...] | None:
-    """An aclIntArray attribute as a tuple of ints; None for a NULL (or absent) pointer."""
+def tensor(call: Call, name: str) -> TensorDesc:
+    t = call.tensors.get(name)
+    if t is None:
+        raise NullRead(name)
+    return t
+
+
+def int_array(call: Call, name: str) -> tuple[int, ...]:
+    """An aclIntArray attribute as a tuple of ints."""
     value = call.attrs.get(name)
     if value is None:
-        return None
-    if isinstance(value, (list, tuple)):
-        return tuple(int(v) for v in value)
-    return (int(value),)
+        raise NullRead(name)
+    return tuple(int(v) for v in value) if isinstance(value, (list, tuple)) else (int(value),)
 
 
 def is_null(call: Call, name: str) -> bool:
@@ -64,97 +69,84 @@ def is_empty(desc: TensorDesc) -> bool:
     return any(d == 0 for d in desc.dims)
 
 
-def per_axis(values: tuple[int, ...] | None, n: int) -> tuple[int, ...] | None:
+def per_axis(values: tuple[int, ...], n: int) -> tuple[int, ...]:
     """An attribute list expanded to n axes the way the ops read it: one value for every axis,
     else its first n values. A shorter list (which its length check rejects) gives only the
     values there are, so a rule run before that check still sees them."""
-    if values is None:
-        return None
     return values * n if len(values) == 1 else values[:n]
 
 
 # ------------------------------------------------------------------ rule factories
 
+def rule(rule_id: str, check: Callable[[Call, str], "int | None"]) -> Rule:
+    """The Rule of `check(call, family)`; a NULL it reads makes the answer UNDEFINED."""
+    def run(call, family, scratch):
+        try:
+            return check(call, family)
+        except NullRead:
+            return UNDEFINED
+    return Rule(rule_id, run)
+
+
+def invalid_if(rule_id: str, fails: Callable[[Call, str], bool]) -> Rule:
+    """161002 when `fails(call, family)`."""
+    return rule(rule_id, lambda call, family: INVALID if fails(call, family) else None)
+
+
 def not_null(rule_id: str, *names: str) -> Rule:
     """161001 when any of the named tensors or arrays is NULL (checked in the order given)."""
-    def run(call, family, scratch):
-        return NULLPTR if any(is_null(call, n) for n in names) else None
-    return Rule(rule_id, run)
+    return rule(rule_id, lambda call, family: NULLPTR if any(is_null(call, n) for n in names) else None)
 
 
 def dtype_in(rule_id: str, name: str, allowed: Callable[[str], Iterable[str]]) -> Rule:
     """161002 when the tensor's dtype is not in the family's list `allowed(family)`."""
-    def run(call, family, scratch):
-        t = tensor(call, name)
-        return INVALID if t is not None and t.dtype not in allowed(family) else None
-    return Rule(rule_id, run)
+    return invalid_if(rule_id, lambda call, family: tensor(call, name).dtype not in allowed(family))
 
 
 def same_dtype(rule_id: str, ref: str, *others: str) -> Rule:
     """161002 when one of `others` has another dtype than `ref`."""
-    def run(call, family, scratch):
-        r = tensor(call, ref)
-        if r is None:
-            return None
-        return INVALID if any((t := tensor(call, o)) is not None and t.dtype != r.dtype for o in others) else None
-    return Rule(rule_id, run)
+    return invalid_if(rule_id, lambda call, family: any(tensor(call, o).dtype != tensor(call, ref).dtype
+                                                        for o in others))
 
 
 def same_format(rule_id: str, ref: str, *others: str) -> Rule:
     """161002 when one of `others` has another storage format than `ref`."""
-    def run(call, family, scratch):
-        r = tensor(call, ref)
-        if r is None:
-            return None
-        return INVALID if any((t := tensor(call, o)) is not None and t.format != r.format for o in others) else None
-    return Rule(rule_id, run)
+    return invalid_if(rule_id, lambda call, family: any(tensor(call, o).format != tensor(call, ref).format
+                                                        for o in others))
 
 
 def no_private_format(rule_id: str, *names: str) -> Rule:
     """161002 when any of the named tensors has a private storage format."""
-    def run(call, family, scratch):
-        return INVALID if any((t := tensor(call, n)) is not None and t.format in PRIVATE_FORMATS
-                              for n in names) else None
-    return Rule(rule_id, run)
+    return invalid_if(rule_id, lambda call, family: any(tensor(call, n).format in PRIVATE_FORMATS for n in names))
 
 
 def rank_in(rule_id: str, ranks: frozenset[int], *names: str) -> Rule:
     """161002 when any of the named tensors has a view rank outside `ranks`."""
-    def run(call, family, scratch):
-        return INVALID if any((t := tensor(call, n)) is not None and t.rank not in ranks for n in names) else None
-    return Rule(rule_id, run)
+    return invalid_if(rule_id, lambda call, family: any(tensor(call, n).rank not in ranks for n in names))
 
 
 def length_in(rule_id: str, name: str, lengths: frozenset[int]) -> Rule:
     """161002 when the int array's length is outside `lengths`."""
-    def run(call, family, scratch):
-        v = int_array(call, name)
-        return INVALID if v is not None and len(v) not in lengths else None
-    return Rule(rule_id, run)
+    return invalid_if(rule_id, lambda call, family: len(int_array(call, name)) not in lengths)
 
 
 def same_dims(rule_id: str, ref: str, other: str) -> Rule:
     """161002 when two tensors' view shapes differ (rank included)."""
-    def run(call, family, scratch):
-        a, b = tensor(call, ref), tensor(call, other)
-        return INVALID if a is not None and b is not None and a.dims != b.dims else None
-    return Rule(rule_id, run)
+    return invalid_if(rule_id, lambda call, family: tensor(call, ref).dims != tensor(call, other).dims)
 
 
 def success_if_empty(rule_id: str, *names: str) -> Rule:
     """The early return of an empty input: status 0 with workspace 0 when any of the named tensors
     is empty. It writes *workspaceSize (and hands out the executor), so a NULL out-pointer there
     is UNDEFINED rather than a status."""
-    def run(call, family, scratch):
-        if not any((t := tensor(call, n)) is not None and is_empty(t) for n in names):
+    def check(call, family):
+        if not any(is_empty(tensor(call, n)) for n in names):
             return None
         return UNDEFINED if call.null_out else SUCCESS
-    return Rule(rule_id, run)
+    return rule(rule_id, check)
 
 
 def out_pointers_written(rule_id: str) -> Rule:
     """The end of a phase 1 that passed every check: it writes *workspaceSize and *executor, which
     these ops never checked for NULL."""
-    def run(call, family, scratch):
-        return UNDEFINED if call.null_out else None
-    return Rule(rule_id, run)
+    return rule(rule_id, lambda call, family: UNDEFINED if call.null_out else None)

@@ -9,9 +9,9 @@ AdaptiveMaxPool3DGrad's returns nullptr when its launcher fails, so a tiling rej
 """
 from __future__ import annotations
 
-from .._phase1 import INNER_NULLPTR, INVALID, Call, Phase1Model, Rule
-from ._checks import (INT32_MAX, dtype_in, is_regbase, no_private_format, not_null, out_pointers_written,
-                      rank_in, same_dtype, same_format, success_if_empty, tensor)
+from .._phase1 import INNER_NULLPTR, Phase1Model
+from ._checks import (INT32_MAX, dtype_in, invalid_if, is_regbase, no_private_format, not_null,
+                      out_pointers_written, rank_in, rule, same_dtype, same_format, success_if_empty, tensor)
 
 TENSORS = ("self", "gradInput", "gradOutput", "indices")
 
@@ -28,29 +28,24 @@ def _index_dtypes(family: str) -> frozenset[str]:
     return frozenset({"int32", "int64"})
 
 
-def _ranks_equal(call, family, scratch):
+def _ranks_differ(call, family) -> bool:
     """#6: self, gradInput, gradOutput and indices have one rank."""
-    ranks = {t.rank for n in TENSORS if (t := tensor(call, n)) is not None}
-    return INVALID if len(ranks) > 1 else None
+    return len({tensor(call, n).rank for n in TENSORS}) > 1
 
 
-def _pairs_equal(call, family, scratch):
+def _pairs_differ(call, family) -> bool:
     """#7: gradOutput's dims equal indices', and self's equal gradInput's (gradOutput is not
     compared with self)."""
-    for a, b in (("gradOutput", "indices"), ("self", "gradInput")):
-        ta, tb = tensor(call, a), tensor(call, b)
-        if ta is not None and tb is not None and ta.dims != tb.dims:
-            return INVALID
-    return None
+    return any(tensor(call, a).dims != tensor(call, b).dims for a, b in (("gradOutput", "indices"), ("self", "gradInput")))
 
 
-def _plane_within_int32(call, family, scratch):
+def _plane_over_int32(call, family) -> bool:
     """#11, non-regbase only: self's H*W (its last two dims, N and C left out) <= INT32_MAX."""
     t = tensor(call, "self")
-    if is_regbase(family) or t is None or t.rank < 2:
-        return None
+    if is_regbase(family) or t.rank < 2:
+        return False
     h, w = t.dims[-2:]
-    return INVALID if h * w > INT32_MAX else None
+    return h * w > INT32_MAX
 
 
 def _as_4d(dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -68,11 +63,11 @@ def _routes_to_adaptive_kernel(family: str, x: tuple[int, ...], grad: tuple[int,
     return not (ho and wo and h % ho == 0 and w % wo == 0)
 
 
-def _adaptive_tiling(call, family, scratch):
+def _adaptive_tiling(call, family):
     """#16: on the AdaptiveMaxPool3DGrad path, its tiling rejects a zero dim of x (self) and a
     gradOutput whose N or C differ from self's; the launcher fails and the L0 op returns nullptr."""
     x, grad = tensor(call, "self"), tensor(call, "gradOutput")
-    if x is None or grad is None or min(x.rank, grad.rank) < 3:
+    if min(x.rank, grad.rank) < 3:
         return None
     xd, gd = _as_4d(x.dims), _as_4d(grad.dims)
     if not _routes_to_adaptive_kernel(family, xd, gd):
@@ -86,13 +81,13 @@ MODEL = Phase1Model((
     same_dtype("B3", "self", "gradInput"),
     dtype_in("B4", "self", _self_dtypes),
     dtype_in("B5", "indices", _index_dtypes),
-    Rule("B6", _ranks_equal),
-    Rule("B7", _pairs_equal),
+    invalid_if("B6", _ranks_differ),
+    invalid_if("B7", _pairs_differ),
     same_format("B8", "self", "gradOutput", "gradInput", "indices"),
     no_private_format("B9", *TENSORS),
     rank_in("B10", frozenset({3, 4}), *TENSORS),
-    Rule("B11", _plane_within_int32),
+    invalid_if("B11", _plane_over_int32),
     success_if_empty("B12", "gradOutput", "self", "indices"),
-    Rule("B16", _adaptive_tiling),
+    rule("B16", _adaptive_tiling),
     out_pointers_written("out-pointers"),
 ))

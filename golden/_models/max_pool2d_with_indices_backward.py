@@ -8,9 +8,10 @@ statuses here: the L0 wrappers discard them (B.2).
 """
 from __future__ import annotations
 
-from .._phase1 import INVALID, Call, Phase1Model, Rule
-from ._checks import (int_array, is_regbase, length_in, no_private_format, not_null, out_pointers_written,
-                      per_axis, rank_in, same_dims, same_dtype, same_format, success_if_empty, tensor, dtype_in)
+from .._phase1 import Call, Phase1Model, Rule
+from ._checks import (dtype_in, int_array, invalid_if, is_regbase, length_in, no_private_format, not_null,
+                      out_pointers_written, per_axis, rank_in, same_dims, same_dtype, same_format,
+                      success_if_empty, tensor)
 
 RANKS = frozenset({3, 4})
 
@@ -27,23 +28,18 @@ def _index_dtypes(family: str) -> frozenset[str]:
     return frozenset({"int32", "int64"}) if is_regbase(family) else frozenset({"int32", "int8"})
 
 
-def _window(call: Call):
-    """(k, s, p, d) as (H, W) pairs after the single-int expansion (A.3): stride empty = kernel.
-    A list the length checks (#19-#22) reject gives fewer values (_checks.per_axis)."""
-    k = per_axis(int_array(call, "kernelSize"), 2)
-    stride = int_array(call, "stride")
-    s = k if stride == () else per_axis(stride, 2)
-    p = per_axis(int_array(call, "padding"), 2)
-    d = per_axis(int_array(call, "dilation"), 2)
-    return None if None in (k, s, p, d) else (k, s, p, d)
+def _hw(call: Call, name: str) -> tuple[int, ...]:
+    """An attribute's (H, W) values after the single-int expansion (A.3); an empty stride is the
+    kernel."""
+    values = int_array(call, name)
+    if name == "stride" and values == ():
+        return _hw(call, "kernelSize")
+    return per_axis(values, 2)
 
 
-def _axis_rule(rule_id: str, bad) -> Rule:
-    """161002 when `bad(k, s, p, d)` holds for the H or the W axis."""
-    def run(call, family, scratch):
-        w = _window(call)
-        return INVALID if w is not None and any(bad(*axis) for axis in zip(*w)) else None
-    return Rule(rule_id, run)
+def _per_axis_fails(rule_id: str, names: tuple[str, ...], bad) -> Rule:
+    """161002 when `bad(*values)` holds on the H or the W axis of the named attributes."""
+    return invalid_if(rule_id, lambda call, family: any(bad(*axis) for axis in zip(*(_hw(call, n) for n in names))))
 
 
 def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int | None:
@@ -61,7 +57,7 @@ def _planes(call: Call):
     """self as #28 reads it: (N or None, C, H, W, channel_last); NHWC storage puts C last
     (4-D (N,H,W,C), 3-D (H,W,C)). None for a rank other than 3 or 4."""
     t = tensor(call, "self")
-    if t is None or t.rank not in RANKS:
+    if t.rank not in RANKS:
         return None
     dims = t.dims if t.rank == 4 else (None,) + t.dims
     if t.format == "NHWC":
@@ -70,45 +66,42 @@ def _planes(call: Call):
 
 
 def _out_hw(call: Call):
-    """(Ho, Wo) of self's H and W, or None when self or the window cannot be read."""
-    planes, w = _planes(call), _window(call)
-    if planes is None or w is None:
+    """(Ho, Wo) from self's H and W, or None when self's rank or the window cannot give them."""
+    planes = _planes(call)
+    window = zip(*(_hw(call, n) for n in ("kernelSize", "stride", "padding", "dilation")))
+    if planes is None:
         return None
     ceil = bool(call.attrs.get("ceilMode", False))
-    outs = tuple(_pool_out(size, *axis, ceil) for size, axis in zip(planes[2:4], zip(*w)))
+    outs = tuple(_pool_out(size, *axis, ceil) for size, axis in zip(planes[2:4], window))
     return None if None in outs or len(outs) != 2 else outs
 
 
-def _zero_plane_dim(call, family, scratch):
+def _zero_plane_dim(call, family) -> bool:
     """#28: C, H and W of self are non-zero (N may be 0)."""
     planes = _planes(call)
-    return INVALID if planes is not None and 0 in planes[1:4] else None
+    return planes is not None and 0 in planes[1:4]
 
 
-def _output_positive(call, family, scratch):
+def _output_not_positive(call, family) -> bool:
     """#30: Ho > 0 and Wo > 0."""
     out = _out_hw(call)
-    return INVALID if out is not None and min(out) <= 0 else None
+    return out is not None and min(out) <= 0
 
 
-def _grad_output_shape(call, family, scratch):
+def _grad_output_misshapen(call, family) -> bool:
     """#31: gradOutput's view shape is exactly (N,)C,Ho,Wo, or (N,)Ho,Wo,C for NHWC storage."""
-    planes, out, g = _planes(call), _out_hw(call), tensor(call, "gradOutput")
-    if planes is None or out is None or g is None:
-        return None
+    planes, out, grad = _planes(call), _out_hw(call), tensor(call, "gradOutput")
+    if planes is None or out is None:
+        return False
     n, c, _, _, channel_last = planes
     plane = out + (c,) if channel_last else (c,) + out
-    expected = plane if n is None else (n,) + plane
-    return INVALID if g.dims != expected else None
+    return grad.dims != (plane if n is None else (n,) + plane)
 
 
-def _dilation_rule(rule_id: str, regbase: bool, bad) -> Rule:
-    """#26a (DAV_3510: d > 0) and #26b (every other arch: d == 1) are one check per arch."""
-    check = _axis_rule(rule_id, lambda k, s, p, d: bad(d)).run
-
-    def run(call, family, scratch):
-        return check(call, family, scratch) if is_regbase(family) == regbase else None
-    return Rule(rule_id, run)
+def _dilation(rule_id: str, regbase: bool, bad) -> Rule:
+    """#26a (DAV_3510: d > 0) and #26b (every other arch: d == 1) are one check, per arch."""
+    return invalid_if(rule_id, lambda call, family: is_regbase(family) == regbase
+                      and any(bad(d) for d in _hw(call, "dilation")))
 
 
 MODEL = Phase1Model((
@@ -134,17 +127,17 @@ MODEL = Phase1Model((
     length_in("B20", "stride", frozenset({0, 1, 2})),
     length_in("B21", "padding", frozenset({1, 2})),
     length_in("B22", "dilation", frozenset({1, 2})),
-    _axis_rule("B23", lambda k, s, p, d: k <= 0),
-    _axis_rule("B24", lambda k, s, p, d: s <= 0),
-    _axis_rule("B25", lambda k, s, p, d: p < 0 or p > k // 2),
-    _dilation_rule("B26a", True, lambda d: d <= 0),
-    _dilation_rule("B26b", False, lambda d: d != 1),
+    _per_axis_fails("B23", ("kernelSize",), lambda k: k <= 0),
+    _per_axis_fails("B24", ("stride",), lambda s: s <= 0),
+    _per_axis_fails("B25", ("padding", "kernelSize"), lambda p, k: p < 0 or p > k // 2),
+    _dilation("B26a", True, lambda d: d <= 0),
+    _dilation("B26b", False, lambda d: d != 1),
     same_dims("B27", "self", "gradInput"),
-    Rule("B28", _zero_plane_dim),
+    invalid_if("B28", _zero_plane_dim),
     # implied by B25 for every dilation >= 1 (spec G.9): first only when B25/B26 are bypassed
-    _axis_rule("B29", lambda k, s, p, d: p > ((k - 1) * d + 1) // 2),
-    Rule("B30", _output_positive),
-    Rule("B31", _grad_output_shape),
+    _per_axis_fails("B29", ("padding", "kernelSize", "dilation"), lambda p, k, d: p > ((k - 1) * d + 1) // 2),
+    invalid_if("B30", _output_not_positive),
+    invalid_if("B31", _grad_output_misshapen),
     success_if_empty("B33", "self"),
     out_pointers_written("out-pointers"),
 ))

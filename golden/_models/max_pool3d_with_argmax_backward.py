@@ -9,9 +9,9 @@ the L0 wrapper (B.2): not phase-1 statuses.
 """
 from __future__ import annotations
 
-from .._phase1 import INVALID, Call, Phase1Model, Rule
-from ._checks import (INT32_MAX, dtype_in, int_array, is_regbase, length_in, no_private_format, not_null,
-                      out_pointers_written, per_axis, rank_in, same_dims, same_dtype, same_format,
+from .._phase1 import Call, Phase1Model, Rule
+from ._checks import (INT32_MAX, dtype_in, int_array, invalid_if, is_regbase, length_in, no_private_format,
+                      not_null, out_pointers_written, per_axis, rank_in, same_dims, same_dtype, same_format,
                       success_if_empty, tensor)
 
 RANKS = frozenset({4, 5})
@@ -30,32 +30,27 @@ def _index_dtypes(family: str) -> frozenset[str]:
     return frozenset({"int32", "int64"}) if is_regbase(family) else frozenset({"int32"})
 
 
-def _axes(call: Call, name: str) -> tuple[int, ...] | None:
+def _dhw(call: Call, name: str) -> tuple[int, ...]:
     """An attribute's (D, H, W) values: length 1 is every axis; stride's length 0 is the kernel."""
     values = int_array(call, name)
     if name == "stride" and values == ():
-        return _axes(call, "kernelSize")
+        return _dhw(call, "kernelSize")
     return per_axis(values, 3)
 
 
-def _each_axis(rule_id: str, name: str, bad) -> Rule:
-    """161002 when `bad(value, kernel)` holds on the D, H or W axis of attribute `name`."""
-    def run(call, family, scratch):
-        values, kernel = _axes(call, name), _axes(call, "kernelSize")
-        if values is None or kernel is None:
-            return None
-        return INVALID if any(bad(v, k) for v, k in zip(values, kernel)) else None
-    return Rule(rule_id, run)
+def _per_axis_fails(rule_id: str, names: tuple[str, ...], bad) -> Rule:
+    """161002 when `bad(*values)` holds on the D, H or W axis of the named attributes."""
+    return invalid_if(rule_id, lambda call, family: any(bad(*axis) for axis in zip(*(_dhw(call, n) for n in names))))
 
 
-def _volume_within_int32(call, family, scratch):
+def _volume_over_int32(call, family) -> bool:
     """#28, every arch but DAV_3510: self's D*H*W (its last three dims, C of a 4-D self left out)
     is at most INT32_MAX."""
     t = tensor(call, "self")
-    if is_regbase(family) or t is None or t.rank < 3:
-        return None
+    if is_regbase(family) or t.rank < 3:
+        return False
     d, h, w = t.dims[-3:]
-    return INVALID if d * h * w > INT32_MAX else None
+    return d * h * w > INT32_MAX
 
 
 MODEL = Phase1Model((
@@ -78,16 +73,16 @@ MODEL = Phase1Model((
     rank_in("B17", RANKS, "indices"),
     rank_in("B18", RANKS, "self"),
     length_in("B19", "kernelSize", LENGTHS),
-    _each_axis("B20", "kernelSize", lambda k, _: k <= 0),
+    _per_axis_fails("B20", ("kernelSize",), lambda k: k <= 0),
     length_in("B21", "stride", frozenset({0, 1, 3})),
-    _each_axis("B22", "stride", lambda s, _: s <= 0),
+    _per_axis_fails("B22", ("stride",), lambda s: s <= 0),
     length_in("B23", "padding", LENGTHS),
     # two passes over the axes: every pad >= 0 first, then every pad <= floor(k/2)
-    _each_axis("B24", "padding", lambda p, _: p < 0),
-    _each_axis("B25", "padding", lambda p, k: p > k // 2),
+    _per_axis_fails("B24", ("padding",), lambda p: p < 0),
+    _per_axis_fails("B25", ("padding", "kernelSize"), lambda p, k: p > k // 2),
     length_in("B26", "dilation", LENGTHS),
-    _each_axis("B27", "dilation", lambda d, _: d <= 0),
-    Rule("B28", _volume_within_int32),
+    _per_axis_fails("B27", ("dilation",), lambda d: d <= 0),
+    invalid_if("B28", _volume_over_int32),
     same_dims("B29", "indices", "gradOutput"),
     same_dims("B30", "self", "gradInput"),
     success_if_empty("B31", "gradOutput", "self", "indices"),
