@@ -7,11 +7,15 @@ The tests loop over the operators that declare a model and never name one."""
 from __future__ import annotations
 
 import functools
+import random
+import re
 
 import pytest
 
 import golden
-from golden._phase1 import Phase1Model, Rule
+from golden._models._checks import UNDEFINED
+from golden._phase1 import Call, Phase1, Phase1Model, Rule, TensorDesc
+from harness.core import dtypes, formats
 from harness.judge import phase1_model
 
 OPS = [name for name in golden.available() if getattr(getattr(golden.load(name), "INFO", None), "model", None)]
@@ -92,3 +96,140 @@ def test_a_changed_status_is_caught(name):
         return 161001 if status == 161002 else (161002 if status else status)
     broken = Phase1Model(tuple(Rule(r.id, wrong) if r is rule else r for r in model.rules))
     assert disagreements(name, broken, limit=1), f"{name}: {rule.id} returning another status went unnoticed"
+
+
+# ------------------------------------------------------------------ order pins
+# An order-pin scenario names the two checks it breaks at once: "<A>-before-<B>" (or "<B>-after-<A>"),
+# A being the one the spec's code order runs first and the case expects.
+_PIN = re.compile(r"\[(B\d+[a-z]?(?:\.\d+)?)\b.*?-(before|after)-(B\d+[a-z]?(?:\.\d+)?)")
+
+
+def _pins(name: str):
+    """(case, call, first check, second check) of every scenario that pins two checks' order."""
+    for case, call in _calls(name):
+        m = _PIN.search(case.name) if case.kind == "invalid" else None
+        if m:
+            a, how, b = m.groups()
+            yield (case, call) + ((a, b) if how == "before" else (b, a))
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_swapping_pinned_checks_is_caught(name):
+    """Each pin scenario catches the model with its two checks in the other order on some family
+    it runs on: both checks are rules of the model and the second really fails on the scenario's
+    call (a pin whose second defect the model does not see pins nothing). A family where the
+    second check does not exist (e.g. a non-950 size limit on 950) only asserts the first."""
+    model = golden.load(name).INFO.model
+    ids = {r.id for r in model.rules}
+    pins = list(_pins(name))
+    assert pins, f"{name}: its case file has no order-pin scenario (<A>-before-<B>)"
+    missed = []
+    for case, call, first, second in pins:
+        if not {first, second} <= ids:
+            missed.append(f"{case.id}: pins {first}/{second}, the model has no rule {({first, second} - ids)}")
+            continue
+        swapped = model.swapped(first, second)
+        if all(swapped(call, f) == Phase1(case.expected_status(f), first) for f in case.families
+               if case.expected_status(f)):
+            missed.append(f"{case.id}: with {first} and {second} swapped the model still says {first} "
+                          f"on {', '.join(case.families)}")
+    assert not missed, "\n".join(missed)
+
+
+# ------------------------------------------------------------------ arbitrary calls
+DTYPES = [d.name for d in dtypes.ALL] + ["no_such_dtype"]
+FORMATS = list(formats.TABLE) + ["NO_SUCH_FORMAT"]
+DIMS = [0, 1, 2, 3, 4, 5, 7, 9, 16, -1, -5, 2**31 - 1, 2**31, 46341, 2**40, 2**62]
+INTS = [-3, -2, -1, 0, 1, 2, 3, 4, 5, 2**31, -2**40, 2**62]
+FAMILIES = ["ascend910b", "ascend910_93", "ascend950", "ascend910", "ascend310p", "ascend310b", "ascend_unknown"]
+# ACLNN status codes (acl_abi.md 4.1) and _checks.UNDEFINED (no status: a NULL out-pointer written)
+VALID = frozenset({0, 161001, 161002, 361001, UNDEFINED}) | frozenset(range(561000, 561120))
+
+
+def _random_tensor(rng: random.Random) -> TensorDesc | None:
+    if rng.random() < 0.05:
+        return None
+    dims = tuple(rng.choice(DIMS) if rng.random() < 0.3 else rng.randint(0, 9) for _ in range(rng.randint(0, 7)))
+    strides = tuple(rng.choice(INTS) for _ in dims)
+    return TensorDesc(dims, rng.choice(DTYPES), rng.choice(FORMATS), strides, rng.choice([0, 0, 3, -1]))
+
+
+def _random_attr(rng: random.Random, kind: str):
+    if kind == "int_array":
+        return None if rng.random() < 0.05 else tuple(rng.choice(INTS) for _ in range(rng.randint(0, 5)))
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "double":
+        return rng.choice([0.0, -1.5, 2.0, float("nan"), float("inf"), 1e308])
+    return rng.choice(INTS)
+
+
+def _changed(t: TensorDesc, field: str, value, at: int) -> TensorDesc:
+    """t with one field changed: dim `at` or a dim appended/dropped (rank), its dtype or format."""
+    dims = list(t.dims)
+    if field == "dim" and dims:
+        dims[at % len(dims)] = value
+    elif field == "rank":
+        dims = dims[:-1] if value is None else dims + [value]
+    return TensorDesc(tuple(dims), value if field == "dtype" else t.dtype, value if field == "format" else t.format,
+                      tuple(1 for _ in dims), t.offset)
+
+
+def _mutated(rng: random.Random, call: Call) -> Call:
+    """A case's call with one to three changes: an argument replaced by an arbitrary one, one field
+    of a tensor changed, or the same field changed on every tensor (which keeps tensors that must
+    agree in agreement, so the call gets past the pairwise checks to the later rules)."""
+    tensors, attrs = dict(call.tensors), dict(call.attrs)
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        field = rng.choice(["dim", "rank", "dtype", "format"])
+        value = {"dim": rng.choice(DIMS), "rank": rng.choice(DIMS + [None]), "dtype": rng.choice(DTYPES),
+                 "format": rng.choice(FORMATS)}[field]
+        at, name = rng.randrange(8), rng.choice(list(tensors) + list(attrs))
+        if rng.random() < 0.3:
+            tensors = {n: t if t is None else _changed(t, field, value, at) for n, t in tensors.items()}
+        elif name in attrs:
+            attrs[name] = _random_attr(rng, "bool" if isinstance(attrs[name], bool) else "int_array")
+        elif tensors[name] is not None and rng.random() < 0.8:
+            tensors[name] = _changed(tensors[name], field, value, at)
+        else:
+            tensors[name] = _random_tensor(rng)
+    null_out = frozenset(o for o in ("workspaceSize", "executor") if rng.random() < 0.05)
+    return Call(tensors, attrs, null_out)
+
+
+def random_calls(name: str, count: int, seed: int):
+    """`count` (Call, family) pairs of the op's signature: half wholly arbitrary (any rank, dims
+    negative, zero or huge, any dtype and format name, NULL tensors, arrays and out-pointers), half
+    a case's call with a few arguments replaced."""
+    op, _ = _cases(name)
+    bases = [(call, case.families) for case, call in _calls(name) if case.kind == "valid"]
+    rng = random.Random(f"{name}:{seed}")
+    for i in range(count):
+        if i % 2:
+            base, families = rng.choice(bases)
+            yield _mutated(rng, base), rng.choice(families)
+        else:
+            tensors = {p.name: _random_tensor(rng) for p in op.params if p.type == "tensor"}
+            attrs = {p.name: _random_attr(rng, p.type) for p in op.params if p.type != "tensor"}
+            call = Call(tensors, attrs, frozenset(o for o in ("workspaceSize", "executor") if rng.random() < 0.1))
+            yield call, rng.choice(FAMILIES)
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_any_call_gets_an_answer(name):
+    """A model answers every Call (random exploration feeds it anything) with a known status, the
+    rule that decided it, and the same answer twice; its rules read only the Call, so they answer
+    in any order too (the dropped- and swapped-rule tests rely on it)."""
+    model = golden.load(name).INFO.model
+    ids = {r.id for r in model.rules}
+    reversed_model = Phase1Model(tuple(reversed(model.rules)))
+    seen = set()
+    for call, family in random_calls(name, 400, seed=0):
+        got = model(call, family)
+        assert got.status in VALID, (call, family, got)
+        assert (got.check in ids) if got.status else (got.check is None or got.check in ids), (call, family, got)
+        assert model(call, family) == got, (call, family)
+        assert reversed_model(call, family).status in VALID
+        seen.add(got.check)
+    # the random calls reach well past the NULL and dtype checks
+    assert len(seen) >= len(ids) // 2, f"{name}: 400 random calls were decided by only {sorted(map(str, seen))}"
