@@ -113,18 +113,14 @@ def _pins(name: str):
             yield (case, call) + ((a, b) if how == "before" else (b, a))
 
 
-@pytest.mark.parametrize("name", OPS)
-def test_swapping_pinned_checks_is_caught(name):
-    """Each pin scenario catches the model with its two checks in the other order on some family
-    it runs on: both checks are rules of the model and the second really fails on the scenario's
-    call (a pin whose second defect the model does not see pins nothing). A family where the
-    second check does not exist (e.g. a non-950 size limit on 950) only asserts the first."""
-    model = golden.load(name).INFO.model
+def unpinned(name: str, model: Phase1Model) -> list[str]:
+    """The pin scenarios that do not catch `model` with their two checks in the other order on any
+    family they run on with a non-zero status: a check the model lacks, or a second defect the
+    model does not see (such a pin pins nothing). A family where the second check does not exist
+    (e.g. a non-950 size limit on 950) only asserts the first."""
     ids = {r.id for r in model.rules}
-    pins = list(_pins(name))
-    assert pins, f"{name}: its case file has no order-pin scenario (<A>-before-<B>)"
     missed = []
-    for case, call, first, second in pins:
+    for case, call, first, second in _pins(name):
         if not {first, second} <= ids:
             missed.append(f"{case.id}: pins {first}/{second}, the model has no rule {({first, second} - ids)}")
             continue
@@ -133,7 +129,25 @@ def test_swapping_pinned_checks_is_caught(name):
                if case.expected_status(f)):
             missed.append(f"{case.id}: with {first} and {second} swapped the model still says {first} "
                           f"on {', '.join(case.families)}")
+    return missed
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_swapping_pinned_checks_is_caught(name):
+    model = golden.load(name).INFO.model
+    assert any(_pins(name)), f"{name}: its case file has no order-pin scenario (<A>-before-<B>)"
+    missed = unpinned(name, model)
     assert not missed, "\n".join(missed)
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_a_pin_the_model_cannot_see_is_reported(name):
+    """Break the model on purpose: with a pin's second check never failing, the pin pins nothing."""
+    model = golden.load(name).INFO.model
+    _, _, first, second = next(_pins(name))
+    blind = Phase1Model(tuple(Rule(r.id, lambda call, family, scratch: None) if r.id == second else r
+                              for r in model.rules))
+    assert any(f"{first} and {second} swapped" in m for m in unpinned(name, blind))
 
 
 # ------------------------------------------------------------------ arbitrary calls
@@ -215,21 +229,53 @@ def random_calls(name: str, count: int, seed: int):
             yield call, rng.choice(FAMILIES)
 
 
+def unanswered(name: str, model: Phase1Model, count: int = 400) -> tuple[list[str], set]:
+    """What is wrong with the model's answers to `count` seeded arbitrary calls (an exception, an
+    unknown status, no deciding rule, two answers to one call, an exception with its rules in
+    reverse order), and the checks that decided them."""
+    ids = {r.id for r in model.rules}
+    reversed_model = Phase1Model(tuple(reversed(model.rules)))
+    problems, seen = [], set()
+    for call, family in random_calls(name, count, seed=0):
+        try:
+            got, again, backwards = model(call, family), model(call, family), reversed_model(call, family)
+        except Exception as e:     # noqa: BLE001 -- any exception is the finding
+            problems.append(f"{family} {call}: raised {e!r}")
+            continue
+        if got.status not in VALID or backwards.status not in VALID:
+            problems.append(f"{family} {call}: status {got.status} (reversed rules: {backwards.status})")
+        elif got.status and got.check not in ids or got.check not in ids | {None}:
+            problems.append(f"{family} {call}: status {got.status} decided by no rule ({got.check})")
+        elif again != got:
+            problems.append(f"{family} {call}: {got}, then {again}")
+        seen.add(got.check)
+    return problems, seen
+
+
 @pytest.mark.parametrize("name", OPS)
 def test_any_call_gets_an_answer(name):
     """A model answers every Call (random exploration feeds it anything) with a known status, the
     rule that decided it, and the same answer twice; its rules read only the Call, so they answer
     in any order too (the dropped- and swapped-rule tests rely on it)."""
     model = golden.load(name).INFO.model
-    ids = {r.id for r in model.rules}
-    reversed_model = Phase1Model(tuple(reversed(model.rules)))
-    seen = set()
-    for call, family in random_calls(name, 400, seed=0):
-        got = model(call, family)
-        assert got.status in VALID, (call, family, got)
-        assert (got.check in ids) if got.status else (got.check is None or got.check in ids), (call, family, got)
-        assert model(call, family) == got, (call, family)
-        assert reversed_model(call, family).status in VALID
-        seen.add(got.check)
-    # the random calls reach well past the NULL and dtype checks
-    assert len(seen) >= len(ids) // 2, f"{name}: 400 random calls were decided by only {sorted(map(str, seen))}"
+    problems, seen = unanswered(name, model)
+    assert not problems, "\n".join(problems[:10])
+    # the calls reach well past the NULL and dtype checks
+    assert len(seen) >= len(model.rules) // 2, f"{name}: 400 calls were decided by only {sorted(map(str, seen))}"
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_a_model_that_raises_or_invents_a_status_is_caught(name):
+    """Break the model on purpose: a rule that divides by a dim (zero dims are among the calls)
+    and one that answers a status no aclnn API returns."""
+    model = golden.load(name).INFO.model
+
+    def divides(call, family, scratch):
+        for t in call.tensors.values():
+            if t is not None and t.dims:
+                _ = 1 // t.dims[-1]
+        return None
+    raising = Phase1Model((Rule("divides", divides),) + model.rules)
+    assert any("ZeroDivisionError" in p for p in unanswered(name, raising)[0])
+    inventing = Phase1Model((Rule("invents", lambda call, family, scratch: 12345),) + model.rules)
+    assert any("status 12345" in p for p in unanswered(name, inventing, count=5)[0])
