@@ -76,6 +76,15 @@ def per_axis(values: tuple[int, ...], n: int) -> tuple[int, ...]:
     return values * n if len(values) == 1 else values[:n]
 
 
+def pool_attr(call: Call, name: str, n: int) -> tuple[int, ...]:
+    """A pooling attribute's per-axis values (per_axis); the max pools read an empty stride as the
+    kernel."""
+    values = int_array(call, name)
+    if name == "stride" and values == ():
+        return pool_attr(call, "kernelSize", n)
+    return per_axis(values, n)
+
+
 # ------------------------------------------------------------------ rule factories
 
 def rule(rule_id: str, check: Callable[[Call, str], "int | None"]) -> Rule:
@@ -150,3 +159,10 @@ def out_pointers_written(rule_id: str) -> Rule:
     """The end of a phase 1 that passed every check: it writes *workspaceSize and *executor, which
     these ops never checked for NULL."""
     return rule(rule_id, lambda call, family: UNDEFINED if call.null_out else None)
+
+
+def per_axis_fails(rule_id: str, n: int, names: tuple[str, ...], bad: Callable[..., bool]) -> Rule:
+    """161002 when `bad(*values)` holds on one of the n spatial axes of the named pooling
+    attributes (pool_attr), the values of one axis passed in the order of `names`."""
+    return invalid_if(rule_id, lambda call, family: any(bad(*axis) for axis in
+                                                        zip(*(pool_attr(call, name, n) for name in names))))

@@ -36,7 +36,8 @@ def _ranks_differ(call, family) -> bool:
 def _pairs_differ(call, family) -> bool:
     """#7: gradOutput's dims equal indices', and self's equal gradInput's (gradOutput is not
     compared with self)."""
-    return any(tensor(call, a).dims != tensor(call, b).dims for a, b in (("gradOutput", "indices"), ("self", "gradInput")))
+    pairs = (("gradOutput", "indices"), ("self", "gradInput"))
+    return any(tensor(call, a).dims != tensor(call, b).dims for a, b in pairs)
 
 
 def _plane_over_int32(call, family) -> bool:

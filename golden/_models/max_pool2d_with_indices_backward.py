@@ -9,9 +9,9 @@ statuses here: the L0 wrappers discard them (B.2).
 from __future__ import annotations
 
 from .._phase1 import Call, Phase1Model, Rule
-from ._checks import (dtype_in, int_array, invalid_if, is_regbase, length_in, no_private_format, not_null,
-                      out_pointers_written, per_axis, rank_in, same_dims, same_dtype, same_format,
-                      success_if_empty, tensor)
+from ._checks import (dtype_in, invalid_if, is_regbase, length_in, no_private_format, not_null,
+                      out_pointers_written, per_axis_fails, pool_attr, rank_in, same_dims, same_dtype,
+                      same_format, success_if_empty, tensor)
 
 RANKS = frozenset({3, 4})
 
@@ -26,20 +26,6 @@ def _self_dtypes(family: str) -> frozenset[str]:
 def _index_dtypes(family: str) -> frozenset[str]:
     """#12: DAV_3510 -> INT32, INT64; every other arch -> INT32, INT8 (INT8 has no kernel: G.4)."""
     return frozenset({"int32", "int64"}) if is_regbase(family) else frozenset({"int32", "int8"})
-
-
-def _hw(call: Call, name: str) -> tuple[int, ...]:
-    """An attribute's (H, W) values after the single-int expansion (A.3); an empty stride is the
-    kernel."""
-    values = int_array(call, name)
-    if name == "stride" and values == ():
-        return _hw(call, "kernelSize")
-    return per_axis(values, 2)
-
-
-def _per_axis_fails(rule_id: str, names: tuple[str, ...], bad) -> Rule:
-    """161002 when `bad(*values)` holds on the H or the W axis of the named attributes."""
-    return invalid_if(rule_id, lambda call, family: any(bad(*axis) for axis in zip(*(_hw(call, n) for n in names))))
 
 
 def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int | None:
@@ -68,7 +54,7 @@ def _planes(call: Call):
 def _out_hw(call: Call):
     """(Ho, Wo) from self's H and W, or None when self's rank or the window cannot give them."""
     planes = _planes(call)
-    window = zip(*(_hw(call, n) for n in ("kernelSize", "stride", "padding", "dilation")))
+    window = zip(*(pool_attr(call, n, 2) for n in ("kernelSize", "stride", "padding", "dilation")))
     if planes is None:
         return None
     ceil = bool(call.attrs.get("ceilMode", False))
@@ -101,7 +87,7 @@ def _grad_output_misshapen(call, family) -> bool:
 def _dilation(rule_id: str, regbase: bool, bad) -> Rule:
     """#26a (DAV_3510: d > 0) and #26b (every other arch: d == 1) are one check, per arch."""
     return invalid_if(rule_id, lambda call, family: is_regbase(family) == regbase
-                      and any(bad(d) for d in _hw(call, "dilation")))
+                      and any(bad(d) for d in pool_attr(call, "dilation", 2)))
 
 
 MODEL = Phase1Model((
@@ -127,15 +113,15 @@ MODEL = Phase1Model((
     length_in("B20", "stride", frozenset({0, 1, 2})),
     length_in("B21", "padding", frozenset({1, 2})),
     length_in("B22", "dilation", frozenset({1, 2})),
-    _per_axis_fails("B23", ("kernelSize",), lambda k: k <= 0),
-    _per_axis_fails("B24", ("stride",), lambda s: s <= 0),
-    _per_axis_fails("B25", ("padding", "kernelSize"), lambda p, k: p < 0 or p > k // 2),
+    per_axis_fails("B23", 2, ("kernelSize",), lambda k: k <= 0),
+    per_axis_fails("B24", 2, ("stride",), lambda s: s <= 0),
+    per_axis_fails("B25", 2, ("padding", "kernelSize"), lambda p, k: p < 0 or p > k // 2),
     _dilation("B26a", True, lambda d: d <= 0),
     _dilation("B26b", False, lambda d: d != 1),
     same_dims("B27", "self", "gradInput"),
     invalid_if("B28", _zero_plane_dim),
     # implied by B25 for every dilation >= 1 (spec G.9): first only when B25/B26 are bypassed
-    _per_axis_fails("B29", ("padding", "kernelSize", "dilation"), lambda p, k, d: p > ((k - 1) * d + 1) // 2),
+    per_axis_fails("B29", 2, ("padding", "kernelSize", "dilation"), lambda p, k, d: p > ((k - 1) * d + 1) // 2),
     invalid_if("B30", _output_not_positive),
     invalid_if("B31", _grad_output_misshapen),
     success_if_empty("B33", "self"),

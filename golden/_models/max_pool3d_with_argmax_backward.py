@@ -9,9 +9,9 @@ the L0 wrapper (B.2): not phase-1 statuses.
 """
 from __future__ import annotations
 
-from .._phase1 import Call, Phase1Model, Rule
-from ._checks import (INT32_MAX, dtype_in, int_array, invalid_if, is_regbase, length_in, no_private_format,
-                      not_null, out_pointers_written, per_axis, rank_in, same_dims, same_dtype, same_format,
+from .._phase1 import Phase1Model
+from ._checks import (INT32_MAX, dtype_in, invalid_if, is_regbase, length_in, no_private_format, not_null,
+                      out_pointers_written, per_axis_fails, rank_in, same_dims, same_dtype, same_format,
                       success_if_empty, tensor)
 
 RANKS = frozenset({4, 5})
@@ -28,19 +28,6 @@ def _self_dtypes(family: str) -> frozenset[str]:
 def _index_dtypes(family: str) -> frozenset[str]:
     """#10: DAV_3510 -> INT32, INT64; any other arch -> INT32."""
     return frozenset({"int32", "int64"}) if is_regbase(family) else frozenset({"int32"})
-
-
-def _dhw(call: Call, name: str) -> tuple[int, ...]:
-    """An attribute's (D, H, W) values: length 1 is every axis; stride's length 0 is the kernel."""
-    values = int_array(call, name)
-    if name == "stride" and values == ():
-        return _dhw(call, "kernelSize")
-    return per_axis(values, 3)
-
-
-def _per_axis_fails(rule_id: str, names: tuple[str, ...], bad) -> Rule:
-    """161002 when `bad(*values)` holds on the D, H or W axis of the named attributes."""
-    return invalid_if(rule_id, lambda call, family: any(bad(*axis) for axis in zip(*(_dhw(call, n) for n in names))))
 
 
 def _volume_over_int32(call, family) -> bool:
@@ -73,15 +60,15 @@ MODEL = Phase1Model((
     rank_in("B17", RANKS, "indices"),
     rank_in("B18", RANKS, "self"),
     length_in("B19", "kernelSize", LENGTHS),
-    _per_axis_fails("B20", ("kernelSize",), lambda k: k <= 0),
+    per_axis_fails("B20", 3, ("kernelSize",), lambda k: k <= 0),
     length_in("B21", "stride", frozenset({0, 1, 3})),
-    _per_axis_fails("B22", ("stride",), lambda s: s <= 0),
+    per_axis_fails("B22", 3, ("stride",), lambda s: s <= 0),
     length_in("B23", "padding", LENGTHS),
     # two passes over the axes: every pad >= 0 first, then every pad <= floor(k/2)
-    _per_axis_fails("B24", ("padding",), lambda p: p < 0),
-    _per_axis_fails("B25", ("padding", "kernelSize"), lambda p, k: p > k // 2),
+    per_axis_fails("B24", 3, ("padding",), lambda p: p < 0),
+    per_axis_fails("B25", 3, ("padding", "kernelSize"), lambda p, k: p > k // 2),
     length_in("B26", "dilation", LENGTHS),
-    _per_axis_fails("B27", ("dilation",), lambda d: d <= 0),
+    per_axis_fails("B27", 3, ("dilation",), lambda d: d <= 0),
     invalid_if("B28", _volume_over_int32),
     same_dims("B29", "indices", "gradOutput"),
     same_dims("B30", "self", "gradInput"),
