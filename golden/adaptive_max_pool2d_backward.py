@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
-from ._models.adaptive_max_pool2d_backward import MODEL
+from ._models.adaptive_max_pool2d_backward import EXAMPLES, MODEL
 
 OUTPUT = "gradInput"
 
@@ -116,7 +116,7 @@ def _repo_example():
 INFO = _opinfo.scatter_op_info(
     golden, gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
     required_tags=frozenset({"rank3", "rank4", "divisible", "non-divisible", "output>input"}),
-    examples=(_repo_example,),
+    examples=(_repo_example,) + EXAMPLES,     # EXAMPLES: the phase-1 model where no case reaches
     deviations=(
         _opinfo.ImplDeviation(
             "dtype_accumulation_950", "C (Accumulation), F", ("ascend950",),

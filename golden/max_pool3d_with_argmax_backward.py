@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
-from ._models.max_pool3d_with_argmax_backward import MODEL
+from ._models.max_pool3d_with_argmax_backward import EXAMPLES, MODEL
 
 OUTPUT = "gradInput"
 
@@ -54,7 +54,7 @@ def _doc_example():
 
 
 INFO = _opinfo.max_pool_info(
-    3, golden, _reference_loop, {"rank4", "rank5"}, (_doc_example,),
+    3, golden, _reference_loop, {"rank4", "rank5"}, (_doc_example,) + EXAMPLES,     # EXAMPLES: the phase-1 model
     deviations=(
         _opinfo.ImplDeviation(
             "dilation_accepted_without_kernel", "G.5", _opinfo.A2A3 + ("ascend950",),

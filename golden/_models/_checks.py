@@ -166,3 +166,14 @@ def per_axis_fails(rule_id: str, n: int, names: tuple[str, ...], bad: Callable[.
     attributes (pool_attr), the values of one axis passed in the order of `names`."""
     return invalid_if(rule_id, lambda call, family: any(bad(*axis) for axis in
                                                         zip(*(pool_attr(call, name, n) for name in names))))
+
+
+# ------------------------------------------------------------------ building calls (the models' own examples)
+
+def contiguous(dims: tuple[int, ...], dtype: str, fmt: str) -> TensorDesc:
+    """A contiguous descriptor of `dims` (row-major strides, offset 0)."""
+    strides, step = [], 1
+    for d in reversed(dims):
+        strides.insert(0, step)
+        step *= max(d, 1)
+    return TensorDesc(tuple(dims), dtype, fmt, tuple(strides))

@@ -9,9 +9,10 @@ AdaptiveMaxPool3DGrad's returns nullptr when its launcher fails, so a tiling rej
 """
 from __future__ import annotations
 
-from .._phase1 import INNER_NULLPTR, Phase1Model
-from ._checks import (INT32_MAX, dtype_in, invalid_if, is_regbase, no_private_format, not_null,
-                      out_pointers_written, rank_in, rule, same_dtype, same_format, success_if_empty, tensor)
+from .._phase1 import INNER_NULLPTR, INVALID, Call, Phase1, Phase1Model
+from ._checks import (INT32_MAX, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, no_private_format,
+                      not_null, out_pointers_written, rank_in, rule, same_dtype, same_format, success_if_empty,
+                      tensor)
 
 TENSORS = ("self", "gradInput", "gradOutput", "indices")
 
@@ -92,3 +93,36 @@ MODEL = Phase1Model((
     rule("B16", _adaptive_tiling),
     out_pointers_written("out-pointers"),
 ))
+
+
+# ------------------------------------------------------------------ what no case file reaches
+
+def _call(self_dims, grad_dims, null_out=frozenset(), dtype="float32"):
+    grad, x = contiguous(grad_dims, dtype, "ND"), contiguous(self_dims, dtype, "ND")
+    return Call({"gradOutput": grad, "self": x, "indices": contiguous(grad_dims, "int32", "ND"), "gradInput": x},
+                {}, frozenset(null_out))
+
+
+def _tiling_rejection_by_route():
+    """#16 and dispatch step 5: gradOutput's C differing from self's passes every aclnn check; only
+    the AdaptiveMaxPool3DGrad tiling rejects it (561103), which A2/A3 reach for sizes that do not
+    divide and 950 always; A2/A3's divisible route ignores its launcher's status."""
+    divisible, not_divisible = _call((2, 3, 8, 8), (2, 4, 4, 4)), _call((2, 3, 9, 9), (2, 4, 4, 4))
+    assert MODEL(divisible, "ascend910b") == Phase1(0)
+    assert MODEL(not_divisible, "ascend910_93") == Phase1(INNER_NULLPTR, "B16")
+    assert MODEL(divisible, "ascend950") == Phase1(INNER_NULLPTR, "B16")
+    assert MODEL(_call((3, 9, 9), (3, 4, 4)), "ascend950") == Phase1(0)      # 3-D: (1, C) both
+
+
+def _null_out_pointers():
+    """#13 of G: workspaceSize/executor are never checked: a failing check still returns its status,
+    a call that passes them all (or returns early) writes through the NULL."""
+    ok = _call((2, 3, 9, 9), (2, 3, 4, 4), {"executor"})
+    empty = _call((0, 3, 9, 9), (0, 3, 4, 4), {"workspaceSize"})
+    bad = _call((2, 3, 9, 9), (2, 3, 4, 4), {"workspaceSize"}, "float64")
+    assert MODEL(ok, "ascend910b") == Phase1(UNDEFINED, "out-pointers")
+    assert MODEL(empty, "ascend950") == Phase1(UNDEFINED, "B12")
+    assert MODEL(bad, "ascend950") == Phase1(INVALID, "B4")
+
+
+EXAMPLES = (_tiling_rejection_by_route, _null_out_pointers)

@@ -8,8 +8,8 @@ statuses here: the L0 wrappers discard them (B.2).
 """
 from __future__ import annotations
 
-from .._phase1 import Call, Phase1Model, Rule
-from ._checks import (dtype_in, invalid_if, is_regbase, length_in, no_private_format, not_null,
+from .._phase1 import INVALID, Call, Phase1, Phase1Model, Rule
+from ._checks import (UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in, no_private_format, not_null,
                       out_pointers_written, per_axis_fails, pool_attr, rank_in, same_dims, same_dtype,
                       same_format, success_if_empty, tensor)
 
@@ -127,3 +127,34 @@ MODEL = Phase1Model((
     success_if_empty("B33", "self"),
     out_pointers_written("out-pointers"),
 ))
+
+
+# ------------------------------------------------------------------ what no case file reaches
+
+def _call(self_dims, grad_dims, k, s, p, ceil, null_out=frozenset()):
+    grad = contiguous(grad_dims, "float32", "NCHW")
+    return Call({"gradOutput": grad, "self": contiguous(self_dims, "float32", "NCHW"),
+                 "indices": contiguous(grad_dims, "int32", "NCHW"),
+                 "gradInput": contiguous(self_dims, "float32", "NCHW")},
+                {"kernelSize": k, "stride": s, "padding": p, "dilation": (1,), "ceilMode": ceil}, frozenset(null_out))
+
+
+def _output_size_examples():
+    """Spec B notes: I=1, k=2, s=2, pad=1, ceil -> raw O=2, dropped to 1; I=5, k=2, s=2: floor 2,
+    ceil 3 (B31 holds gradOutput to exactly that)."""
+    assert MODEL(_call((1, 1, 1, 1), (1, 1, 1, 1), (2,), (2,), (1,), True), "ascend910b") == Phase1(0)
+    assert MODEL(_call((1, 1, 1, 1), (1, 1, 2, 2), (2,), (2,), (1,), True), "ascend910b") == Phase1(INVALID, "B31")
+    for ceil, out in ((False, 2), (True, 3)):
+        assert MODEL(_call((1, 1, 5, 5), (1, 1, out, out), (2,), (2,), (0,), ceil), "ascend950") == Phase1(0)
+
+
+def _null_out_pointers():
+    """Spec B: workspaceSize/executor are not null-checked: a failing check still returns its
+    status, a call that passes them all (or returns early at #33) writes through the NULL."""
+    ok, empty = ((2, 3, 9, 9), (2, 3, 4, 4)), ((0, 3, 9, 9), (0, 3, 4, 4))
+    assert MODEL(_call(*ok, (2,), (), (0,), False, {"executor"}), "ascend910b") == Phase1(UNDEFINED, "out-pointers")
+    assert MODEL(_call(*empty, (2,), (), (0,), False, {"workspaceSize"}), "ascend950") == Phase1(UNDEFINED, "B33")
+    assert MODEL(_call(*ok, (0,), (), (0,), False, {"workspaceSize"}), "ascend950") == Phase1(INVALID, "B23")
+
+
+EXAMPLES = (_output_size_examples, _null_out_pointers)

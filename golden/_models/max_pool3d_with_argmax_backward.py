@@ -9,10 +9,10 @@ the L0 wrapper (B.2): not phase-1 statuses.
 """
 from __future__ import annotations
 
-from .._phase1 import Phase1Model
-from ._checks import (INT32_MAX, dtype_in, invalid_if, is_regbase, length_in, no_private_format, not_null,
-                      out_pointers_written, per_axis_fails, rank_in, same_dims, same_dtype, same_format,
-                      success_if_empty, tensor)
+from .._phase1 import Call, Phase1, Phase1Model
+from ._checks import (INT32_MAX, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in,
+                      no_private_format, not_null, out_pointers_written, per_axis_fails, rank_in, same_dims,
+                      same_dtype, same_format, success_if_empty, tensor)
 
 RANKS = frozenset({4, 5})
 LENGTHS = frozenset({1, 3})
@@ -75,3 +75,33 @@ MODEL = Phase1Model((
     success_if_empty("B31", "gradOutput", "self", "indices"),
     out_pointers_written("out-pointers"),
 ))
+
+
+# ------------------------------------------------------------------ what no case file reaches
+
+def _call(self_dims, grad_dims, ceil=False, null_out=frozenset()):
+    grad, x = contiguous(grad_dims, "float16", "ND"), contiguous(self_dims, "float16", "ND")
+    return Call({"gradOutput": grad, "self": x, "indices": contiguous(grad_dims, "int32", "ND"), "gradInput": x},
+                {"kernelSize": (2,), "stride": (), "padding": (0,), "dilation": (1,), "ceilMode": ceil},
+                frozenset(null_out))
+
+
+def _no_output_shape_check():
+    """G.1, G.2: gradOutput is compared with nothing but indices: a wrong spatial size, other N and
+    C, another rank than self's all pass phase 1 (the kernels' verdict is undefined, so the case
+    file asserts none of them)."""
+    for grad in ((2, 3, 2, 3, 3), (2, 3, 3, 3, 3), (5, 7, 2, 3, 3), (3, 2, 3, 3)):
+        for ceil in (False, True):
+            assert MODEL(_call((2, 3, 4, 6, 6), grad, ceil), "ascend910b") == Phase1(0)
+
+
+def _null_out_pointers():
+    """Spec B: workspaceSize/executor are not null-checked: a call that passes every check (or
+    returns early at #31) writes through the NULL."""
+    assert MODEL(_call((2, 3, 4, 6, 6), (2, 3, 2, 3, 3), null_out={"executor"}), "ascend950") \
+        == Phase1(UNDEFINED, "out-pointers")
+    assert MODEL(_call((2, 3, 4, 6, 6), (2, 0, 2, 3, 3), null_out={"workspaceSize"}), "ascend910_93") \
+        == Phase1(UNDEFINED, "B31")
+
+
+EXAMPLES = (_no_output_shape_check, _null_out_pointers)
