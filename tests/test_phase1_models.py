@@ -1,7 +1,9 @@
 """Each operator's executable spec model (its golden INFO's `model`, golden/_phase1.py) against its
 case file: for every default-tier case and every family the case names, the model must predict the
-status the case expects there, and for an invalid case the check it names. A model broken on
-purpose (a rule dropped, a status changed) must disagree with some case.
+status the case expects there, and for an invalid case the check it names; a status 0 is an early
+return exactly when an input is empty. A model broken on purpose (a rule dropped, a status
+changed, two checks an order-pin scenario names swapped) must disagree with some case, and every
+model answers arbitrary calls (what random exploration will feed it) without raising.
 
 The tests loop over the operators that declare a model and never name one."""
 from __future__ import annotations
