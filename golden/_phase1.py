@@ -4,7 +4,8 @@ A model sees exactly what the library's GetWorkspaceSize sees: every tensor as t
 `aclCreateTensor` received (view dims in the tensor's format order, dtype, format, strides,
 offset), every attribute as passed (None for a NULL pointer), and which of phase 1's two output
 pointers were NULL. It runs the op's section-B checks in the spec's code order for one SoC
-family and says which check fires first and with which status (0 and no check: phase 1 accepts).
+family and says which check fires first and with which status (0 and no check: phase 1 ran to its
+end; 0 and a check: the early successful return of that check, e.g. an empty input).
 
 A model is an ordered tuple of Rules, so a test can break one on purpose (swap two rules, drop
 one) and see the case files catch it. Models are written from `shared/spec/ops/*.md` alone and
@@ -47,7 +48,9 @@ class Call:
 
 @dataclass(frozen=True)
 class Phase1:
-    """What phase 1 returns: the status, and the check that returned it (None when status is 0)."""
+    """What phase 1 returns: the status, and the check that returned it (None when phase 1 passed
+    every check and ran to its end; a check with status 0 is an early successful return, which
+    leaves the workspace at 0 and launches nothing)."""
     status: int
     check: str | None = None
 
@@ -73,7 +76,7 @@ class Phase1Model:
         for rule in self.rules:
             status = rule.run(call, family, scratch)
             if status is not None:
-                return Phase1(status, rule.id if status else None)
+                return Phase1(status, rule.id)
         return Phase1(0, None)
 
     def fired(self, call: Call, family: str) -> list[str]:
