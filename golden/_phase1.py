@@ -102,3 +102,7 @@ SUCCESS = 0
 NULLPTR = 161001
 INVALID = 161002
 INNER_NULLPTR = 561103
+# Not an aclnn status: the spec gives phase 1 no result for the call (it writes through a NULL
+# out-pointer it never checks, dereferences a NULL array, or computes from a shape no check
+# rejects). Policy 2: never asserted; an explorer skips such a call instead of judging it.
+UNDEFINED = -1
