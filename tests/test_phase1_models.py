@@ -6,6 +6,7 @@ purpose (a rule dropped, a status changed) must disagree with some case.
 The tests loop over the operators that declare a model and never name one."""
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import pytest
@@ -26,11 +27,25 @@ def _cases(loaded_key: str):
     raise LookupError(loaded_key)
 
 
+@contextlib.contextmanager
+def _one_torch_thread():
+    """Preparing a case draws small tensors, where a second intra-op thread only spins: on two
+    busy cores it made building the Calls several times slower."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @functools.lru_cache(maxsize=None)
 def _calls(name: str) -> list:
     """(case, its Call) for every default-tier case of the op, built once per test process."""
     _, cases = _cases(name)
-    return [(case, phase1_model.call_for(case)) for case in cases]
+    with _one_torch_thread():
+        return [(case, phase1_model.call_for(case)) for case in cases]
 
 
 def disagreements(name: str, model: Phase1Model, limit: int = 20) -> list[str]:
