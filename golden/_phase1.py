@@ -55,9 +55,11 @@ class Phase1:
     check: str | None = None
 
 
-# A rule's answer: None to go on with the next rule, or the status phase 1 returns here
-# (0: an early successful return, e.g. an empty input).
-RuleFn = Callable[[Call, str, dict], "int | None"]
+# A rule's answer: None to go on with the next rule; the status phase 1 returns here (0: an early
+# successful return, e.g. an empty input); or PASSED: the call took a path that ends in success here
+# (a fast path, a route between kernels), with no check failing and no later rule run.
+PASSED = "passed"
+RuleFn = Callable[[Call, str, dict], "int | str | None"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class Phase1Model:
         scratch: dict = {}
         for rule in self.rules:
             status = rule.run(call, family, scratch)
+            if status is PASSED:
+                return Phase1(0, None)
             if status is not None:
                 return Phase1(status, rule.id)
         return Phase1(0, None)
@@ -105,3 +109,7 @@ SUCCESS = 0
 NULLPTR = 161001
 INVALID = 161002
 INNER_NULLPTR = 561103
+# Not an aclnn status: the spec gives phase 1 no result for the call (it writes through a NULL
+# out-pointer it never checks, dereferences a NULL array, or computes from a shape no check
+# rejects). Policy 2: never asserted; an explorer skips such a call instead of judging it.
+UNDEFINED = -1

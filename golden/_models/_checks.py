@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .._phase1 import INNER_NULLPTR, INVALID, NULLPTR, SUCCESS, Call, Rule, TensorDesc
+from .._phase1 import INNER_NULLPTR, INVALID, NULLPTR, SUCCESS, UNDEFINED, Call, Rule, TensorDesc
 
 # SoC family -> the NpuArch the code switches on (spec README "SoC families"). A name not in the
 # table is an arch the ops' switches do not list: their "any other arch" branch.
@@ -24,10 +24,6 @@ PRIVATE_FORMATS = frozenset({
 
 INT32_MAX = 2**31 - 1
 
-# Not a status: phase 1 dereferences a NULL pointer, e.g. writes through a workspaceSize/executor
-# the op never checks (MaxPool2d, MaxPool3d, AdaptiveMaxPool2d: "not null-checked; passing nullptr
-# would crash"). The spec gives no status to assert there (policy 2).
-UNDEFINED = -1
 STATUSES = frozenset({SUCCESS, NULLPTR, INVALID, INNER_NULLPTR, UNDEFINED})     # every answer a model gives
 
 
