@@ -559,3 +559,82 @@ def test_stream_timer_releases_its_events_on_every_path(root):
     # without aclrtCreateEventWithFlag both events come from aclrtCreateEvent; nothing queued: 0 ms
     assert got["fallback"] == [0.0, "done", 2, 0, "device events"]
     assert "does not export aclrtEventElapsedTime" in got["no event API"]
+
+
+_DEVICE_ERROR_PROBE = r"""
+import ctypes, json, time
+from tests import swcann_timing as T
+sess = T.Session()
+rt = sess.rt
+phase1, args, phase2, _ = T.build(sess, T.case("mp2", [1, 2, 8, 8]))
+ws, ex, w = ctypes.c_uint64(), ctypes.c_void_p(), ctypes.c_void_p()
+assert phase1(*args, ctypes.byref(ws), ctypes.byref(ex)) == 0 and rt.aclrtMalloc(ctypes.byref(w), ws.value, 0) == 0
+end = ctypes.c_void_p()
+assert rt.aclrtCreateEvent(ctypes.byref(end)) == 0
+assert phase2(w, ws.value, ex, sess.stream) == 0 and rt.aclrtRecordEvent(end, sess.stream) == 0
+status = ctypes.c_int(-1)
+assert rt.aclrtQueryEventStatus(end, ctypes.byref(status)) == 0
+t = time.perf_counter()
+ret = rt.aclrtSynchronizeEventWithTimeout(end, 200)
+print(json.dumps({"sync": ret, "waited_ms": (time.perf_counter() - t) * 1e3, "status": status.value,
+                  "message": (rt.aclGetRecentErrMsg() or b"").decode()}))
+"""
+
+
+@pytest.mark.parametrize("fault,sync,status,says", [
+    ("sync_hang", abi.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, _NOT_READY, "did not complete within 200 ms"),
+    ("sync_507015", abi.ACL_ERROR_RT_AICORE_EXCEPTION, _NOT_READY, "ret=507015"),
+])
+def test_device_errors_reach_the_events_recorded_after_them(root, fault, sync, status, says):
+    """An event recorded after a kernel whose stream hangs never completes (a timed synchronize
+    gives up after its timeout), one recorded after an AI Core exception reports the exception;
+    neither is COMPLETE to a query."""
+    r = _python(root, _DEVICE_ERROR_PROBE, SWCANN_FAULTS=fault)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert (got["sync"], got["status"]) == (sync, status) and says in got["message"], got
+    if fault == "sync_hang":
+        assert got["waited_ms"] >= 200 * 0.999, got
+
+
+_PARALLEL_PROBE = r"""
+import ctypes, json, sys, threading, time
+from tests import swcann_timing as T
+sess = T.Session()
+rt = sess.rt
+devices = int(sys.argv[1])
+launches = []
+for dev in range(devices):        # phase 1 and the buffers on the main thread, per device
+    assert rt.aclrtSetDevice(dev) == 0
+    phase1, args, phase2, _ = T.build(sess, T.case("mp2", [2, 16, 64, 64]))
+    ws, ex, w = ctypes.c_uint64(), ctypes.c_void_p(), ctypes.c_void_p()
+    assert phase1(*args, ctypes.byref(ws), ctypes.byref(ex)) == 0 and rt.aclrtMalloc(ctypes.byref(w), ws.value, 0) == 0
+    launches.append((dev, phase2, w, ws.value, ex))
+done = []
+def run(dev, phase2, w, size, ex):   # each thread binds its device and launches on its default stream
+    assert rt.aclrtSetDevice(dev) == 0
+    done.append((phase2(w, size, ex, None), rt.aclrtSynchronizeStream(None)))
+t, cpu = time.perf_counter(), time.process_time()
+threads = [threading.Thread(target=run, args=l) for l in launches]
+for th in threads:
+    th.start()
+for th in threads:
+    th.join()
+print(json.dumps({"wall_ms": (time.perf_counter() - t) * 1e3, "cpu_ms": (time.process_time() - cpu) * 1e3,
+                  "done": done}))
+"""
+
+
+def test_simulated_devices_are_device_bound_in_parallel(root):
+    """Eight devices, one launch each from its own thread, ~157 ms of modelled time apiece at
+    0.005 GB/s: they sleep side by side, so the whole takes far less than eight launches in a row
+    and far less CPU than wall time, on two cores."""
+    env = {"SWCANN_DEVICES": "8", "SWCANN_DEVICE_TIME": "1", "SWCANN_DEVICE_GBPS": "0.005"}
+    r = subprocess.run([sys.executable, "-c", _PARALLEL_PROBE, "8"], capture_output=True, text=True, timeout=300,
+                       cwd=REPO, env=_env(root, **env))
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    one = round(_BYTES["mp2"](2 * 16 * 64 * 64) * 1e9 / 0.005e9) / 1e6
+    assert got["done"] == [[0, 0]] * 8
+    assert one <= got["wall_ms"] < 4 * one, (one, got)           # sequential would be 8 x
+    assert got["cpu_ms"] < 0.5 * got["wall_ms"], got

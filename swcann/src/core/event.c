@@ -297,7 +297,7 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventR
     pending_t p = pending_of(ev);
     /* complete when a synchronize would return success at once; a never-recorded event is
      * complete only in the new mode (aclrtCreateEventExWithFlag), as in the runtime */
-    int complete = p.recorded ? !p.err && !faults_sync_hangs(p.stream) : ev->ex;
+    int complete = p.recorded ? !p.err && !faults_sync_hangs(p.stream) && !faults_device_error(p.dev) : ev->ex;
     if (p.recorded && complete) events_completed_locked(p.serial, p.seq);
     pthread_mutex_unlock(&g_lock);
     *status = complete ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;

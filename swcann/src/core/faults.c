@@ -214,6 +214,14 @@ int faults_phase2(const char *api, int64_t numel, void *stream)
     return stop;
 }
 
+int faults_device_error(int dev)
+{
+    pthread_mutex_lock(&f_lock);
+    int code = dev >= 0 && dev < SWC_MAX_DEVICES ? g_poison[dev] : 0;
+    pthread_mutex_unlock(&f_lock);
+    return code;
+}
+
 int faults_sync_hangs(void *stream)
 {
     pthread_mutex_lock(&f_lock);
