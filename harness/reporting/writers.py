@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .gate import is_gate_failure
+from .perf_summary import markdown as perf_markdown
 from .runs import Report
 from .records import status_of
 from ..core.status import Status
@@ -60,6 +61,7 @@ def summary_md(report: Report) -> str:
             for item in items[:50]:
                 out.append(f"  - {_cell(item['text'])}")
         out.append("")
+    out += perf_markdown(report.records)
     return "\n".join(out)
 
 
