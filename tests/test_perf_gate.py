@@ -205,3 +205,37 @@ def test_a_run_without_perf_shows_no_performance_section(tmp_path):
     assert perf_summary.summary(run.records) is None and perf_summary.markdown(run.records) == []
     _, result = perf_gate.gate(run.records, bl.load_for(_perf_file(tmp_path), "aclnn", "ascend910b"))
     assert result.passed and "no case of this run was measured" in result.lines()[0]
+
+
+# ------------------------------------------------------------------ drift night over night
+
+def test_compare_reports_perf_drift_and_changed_digests_of_passing_cases(tmp_path, capsys):
+    before = [perf_rec(A, times(1)), perf_rec(B, times(2)), perf_rec(C, times(3), timing="perf_counter"),
+              rec(D, digests={"gradInput": "sha256:" + "1" * 64}), rec(E, digests={"gradInput": "sha256:" + "2" * 64})]
+    now = [perf_rec(A, times(4, 1.3)), perf_rec(B, times(5)), perf_rec(C, times(6, 1.3)),
+           rec(D, digests={"gradInput": "sha256:" + "3" * 64}), rec(E, digests={"gradInput": "sha256:" + "2" * 64})]
+    ch = changes.compare(now, before)
+    assert [(i["case_id"], i["verdict"]) for i in ch["perf_drifts"]] == [(A, "REGRESSION")]   # C: another clock
+    assert ch["perf_drifts"][0]["ratio"] == pytest.approx(1.3, abs=0.05)
+    assert [(i["case_id"], i["output"]) for i in ch["digest_changes"]] == [(D, "gradInput")]
+    assert "PASS -> PASS" in ch["digest_changes"][0]["text"]
+    write_run(tmp_path / "now", now), write_run(tmp_path / "before", before)
+    assert cli.main(["compare", str(tmp_path / "now"), str(tmp_path / "before")]) == 0
+    out = capsys.readouterr().out
+    assert "1 perf drifts, 1 digest changes" in out and f"perf drifts: {A}" in out
+
+
+def test_merge_lists_outputs_that_differ_between_families(tmp_path, capsys):
+    same, other = {"gradInput": "sha256:" + "a" * 64}, {"gradInput": "sha256:" + "b" * 64}
+    runs = [write_run(tmp_path / "910b", [rec(A, digests=same), rec(B, digests=same)]),
+            write_run(tmp_path / "950", [rec(A, "PASS", family="ascend950", digests=same),
+                                         rec(B, "PASS", family="ascend950", digests=other)], family="ascend950")]
+    out = tmp_path / "merged"
+    assert cli.main(["merge", "-o", str(out), *map(str, runs), "--no-html", "--previous", str(runs[0])]) == 0
+    splits = json.loads((out / "summary.json").read_text())["digest_splits"]
+    assert [(s["case_id"], s["digests"]) for s in splits] == [(B, {"ascend910b": same["gradInput"],
+                                                                   "ascend950": other["gradInput"]})]
+    md = (out / "summary.md").read_text()
+    assert "## Outputs that differ between families" in md and f"{B}: output gradInput differs between families" in md
+    assert "1 output(s) differ between families" in capsys.readouterr().out
+    assert "- perf drifts: 0" in md and "- output digests changed: 0" in md

@@ -1,7 +1,7 @@
 """python -m harness.reporting merge|compare|baseline|gate|render ...
 
   merge -o OUT RUN...   combine report directories (shards, machines, families) into OUT
-  compare NOW BEFORE    night over night: new failures, fixed, new flakes, metric drifts
+  compare NOW BEFORE    night over night: new failures, fixed, new flakes, metric and perf drifts, digests
   baseline RUN -o FILE  write a fresh baseline from a run's results (--perf: its launch times)
   gate RUN BASELINE     gate a finished run against a baseline (exit 1 on new problems)
   render RUN            rewrite summary.md, junit.xml and report.html of a run
@@ -66,7 +66,8 @@ def cmd_merge(a) -> int:
                                           for r in report.runs],
                "problems": [p.__dict__ for p in report.problems],
                "totals": {s.value: n for s, n in report.ordered_totals()}, "gate": report.gate_lines,
-               "changes": report.changes, "performance": perf_summary.summary(report.records)}
+               "changes": report.changes, "performance": perf_summary.summary(report.records),
+               "digest_splits": changes.digest_splits(report.records)}
     (out / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=1) + "\n", encoding="utf-8")
     paths = writers.write_all(report, out, html=not a.no_html)
     for line in report.gate_lines:
@@ -75,6 +76,8 @@ def cmd_merge(a) -> int:
         print(f"{'PROBLEM' if p.blocking else 'NOTE'} {p.kind}: {p.message}")
     if report.changes:
         print("\n".join(changes.lines(report.changes)))
+    if summary["digest_splits"]:
+        print(f"{len(summary['digest_splits'])} output(s) differ between families (summary.md)")
     print("totals: " + ", ".join(f"{s.value} {n}" for s, n in report.ordered_totals()))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     blocking = any(p.blocking for p in report.problems)
