@@ -56,3 +56,36 @@ def sweep_dirs(tmp_path: Path, ids: list[str], families=("ascend910b", "ascend95
             sha = other_hash if (other_hash and fam == "ascend950" and i == 2) else OPAPI_SHA
             dirs.append(write_run(tmp_path / f"{fam}-{i}", recs, family=fam, shard=(i, 2), selected=ids, opapi_sha=sha))
     return dirs
+
+
+# ------------------------------------------------------------------ perf runs
+
+def launch_times(rng, n: int, median: float = 1.0, sigma: float = 0.05, outliers: float = 0.0,
+                 trend: float = 0.0, level: float = 0.0):
+    """n launch times (ms) as the shared 2-core machine gives them: lognormal noise around
+    `median`, a share `outliers` of launches 2-10x slower (a competing process), a median that
+    drifts linearly by `trend` over the measurement, and the machine's level that measurement
+    (exp(N(0, level)): what changes between one measurement and the next)."""
+    import numpy as np
+    t = median * np.exp(rng.normal(0, sigma, n)) * (1 + trend * np.linspace(0, 1, n))
+    t *= np.exp(rng.normal(0, level)) if level else 1.0
+    hit = rng.random(n) < outliers
+    t[hit] *= rng.uniform(2, 10, int(hit.sum()))
+    return t
+
+
+def noisy_machine(rng) -> dict:
+    """The noise of one case on the shared machine: launch_times() parameters, outlier-heavy at times."""
+    return {"sigma": float(rng.uniform(0.02, 0.2)), "outliers": float(rng.choice([0.0, 0.05, 0.1, 0.2])),
+            "trend": float(rng.uniform(-0.03, 0.03)), "level": 0.01}
+
+
+def perf_rec(case_id: str, samples, remeasured=None, timing: str = "events", **extra) -> dict:
+    """A measured record: rec() with `perf` as the runner writes it (summarize() of the samples)."""
+    from harness.core import perfstats
+    samples = [float(x) for x in samples]
+    perf = {"timing": timing, "samples_ms": samples, **perfstats.summarize(samples), "cold_ms": samples[0] * 3,
+            "phase1_ms": 0.05, "stop": "ci"}
+    if remeasured is not None:
+        perf["remeasured_ms"] = [float(x) for x in remeasured]
+    return rec(case_id, perf=perf, **extra)

@@ -1,8 +1,8 @@
 """python -m harness.reporting merge|compare|baseline|gate|render ...
 
   merge -o OUT RUN...   combine report directories (shards, machines, families) into OUT
-  compare NOW BEFORE    night over night: new failures, fixed, new flakes, metric drifts
-  baseline RUN -o FILE  write a fresh baseline from a run's results
+  compare NOW BEFORE    night over night: new failures, fixed, new flakes, metric and perf drifts, digests
+  baseline RUN -o FILE  write a fresh baseline from a run's results (--perf: its launch times)
   gate RUN BASELINE     gate a finished run against a baseline (exit 1 on new problems)
   render RUN            rewrite summary.md, junit.xml and report.html of a run
   sweep -o OUT ...      run the family x shard job matrix here (separate processes), then merge
@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_mod, writers
+from . import perf_baseline, perf_gate, perf_summary
+from .identity import opapi_hash
 from .runs import Problem, Report, load_run
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
@@ -36,8 +38,9 @@ def _gate_report(report: Report, baseline_path: str) -> int:
                            ident.get("cann_version") or None)
         recs = gate.apply(recs, base)
         result = gate.evaluate(recs, base, rec_mod.selected_ids(run.manifest))
-        failed |= not result.passed
-        all_lines += [f"[{run.label}] baseline: {', '.join(base.files) or 'none'}"] + result.lines()
+        recs, perf = perf_gate.gate(recs, base, opapi_hash(ident))
+        failed |= not result.passed or not perf.passed
+        all_lines += [f"[{run.label}] baseline: {', '.join(base.files) or 'none'}"] + result.lines() + perf.lines()
         gated += recs
     missing = [r for r in report.records if r.get("_run") is None and len(report.runs) > 1]
     gated += missing
@@ -63,7 +66,8 @@ def cmd_merge(a) -> int:
                                           for r in report.runs],
                "problems": [p.__dict__ for p in report.problems],
                "totals": {s.value: n for s, n in report.ordered_totals()}, "gate": report.gate_lines,
-               "changes": report.changes}
+               "changes": report.changes, "performance": perf_summary.summary(report.records),
+               "digest_splits": changes.digest_splits(report.records)}
     (out / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=1) + "\n", encoding="utf-8")
     paths = writers.write_all(report, out, html=not a.no_html)
     for line in report.gate_lines:
@@ -72,6 +76,8 @@ def cmd_merge(a) -> int:
         print(f"{'PROBLEM' if p.blocking else 'NOTE'} {p.kind}: {p.message}")
     if report.changes:
         print("\n".join(changes.lines(report.changes)))
+    if summary["digest_splits"]:
+        print(f"{len(summary['digest_splits'])} output(s) differ between families (summary.md)")
     print("totals: " + ", ".join(f"{s.value} {n}" for s, n in report.ordered_totals()))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     blocking = any(p.blocking for p in report.problems)
@@ -110,6 +116,22 @@ def cmd_baseline(a) -> int:
     if not target.backend or not target.family:
         print(f"{a.run}: the run names no backend/family; give --backend and --family", file=sys.stderr)
         return 2
+    if (a.benchmark or a.tolerance is not None) and not a.perf:
+        print("--benchmark and --tolerance belong to a perf baseline: give --perf", file=sys.stderr)
+        return 2
+    if (a.tolerance or 0) < 0:
+        print(f"--tolerance: must be >= 0 (0.1 is 10 %), got {a.tolerance}", file=sys.stderr)
+        return 2
+    if a.perf:
+        doc = perf_baseline.from_run(run.records, ident, target, a.run, benchmark=a.benchmark, tolerance=a.tolerance)
+        if not doc["cases"]:
+            print(f"{a.run}: no case of {doc['measured']['backend']}-{target.family} was measured (not a perf run)",
+                  file=sys.stderr)
+            return 2
+        path = perf_baseline.write(Path(a.output), doc)
+        print(f"{path}: launch times of {len(doc['cases'])} case(s) for {target}"
+              + (f" (benchmark: measured on {doc['measured']['backend']})" if a.benchmark else ""))
+        return 0
     entries = gate.baseline_entries_from(run.records, a.link)
     header = (f"Baseline written from {a.run} ({ident.get('started', '?')}, suite {ident.get('suite_commit', '?')}).\n"
               "Review every entry: give it a real reason and a link to the issue that tracks it.")
@@ -168,6 +190,10 @@ def main(argv=None) -> int:
     b.add_argument("run"), b.add_argument("-o", "--output", required=True)
     b.add_argument("--link", default="TODO: link the issue that tracks this failure")
     b.add_argument("--backend"), b.add_argument("--family"), b.add_argument("--cann-version")
+    b.add_argument("--perf", action="store_true", help="a perf baseline: each measured case's launch times")
+    b.add_argument("--benchmark", action="store_true", help="with --perf: the run measured the benchmark device of "
+                   "ATK's standard.perf ratios; --backend names the backend it gates")
+    b.add_argument("--tolerance", type=float, help="with --perf: the file's default tolerance (0.1: 10 %%)")
     b.set_defaults(fn=cmd_baseline)
     g = sub.add_parser("gate", help="gate a finished run against a baseline")
     g.add_argument("run"), g.add_argument("baseline")

@@ -14,10 +14,15 @@ YAML file per target (backend + SoC family, optionally a CANN version):
     skips:                       # not run at all in gating mode
       - {case: "...", reason: ..., link: ...}
 
+A perf baseline (harness/reporting/perf_baseline.py: `kind: perf`, timing distributions per case)
+has the same target and is loaded, picked and checked here too, so a --gate file or directory
+may hold either kind; each is recognised by its content, whatever its name (*.yaml, *.yml, *.json).
+
 A mistake in a baseline file is one line naming the file and the field (BaselineError).
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +42,24 @@ _ENTRY = {"type": "object", "additionalProperties": False, "required": ["case", 
                          "reason": {"type": "string", "minLength": 1},
                          "link": {"type": "string", "minLength": 1},
                          "status": {"enum": list(_EXPECTABLE)}}}
+_TARGET = {"type": "object", "additionalProperties": False, "required": ["backend", "family"],
+           "properties": {"backend": {"type": "string"}, "family": {"type": "string"},
+                          "cann_version": {"type": ["string", "null"]}}}
 _SCHEMA = {"type": "object", "additionalProperties": False, "required": ["target"],
-           "properties": {"target": {"type": "object", "additionalProperties": False,
-                                     "required": ["backend", "family"],
-                                     "properties": {"backend": {"type": "string"}, "family": {"type": "string"},
-                                                    "cann_version": {"type": ["string", "null"]}}},
-                          **{k: {"type": ["array", "null"], "items": _ENTRY} for k in KINDS}}}
+           "properties": {"target": _TARGET, **{k: {"type": ["array", "null"], "items": _ENTRY} for k in KINDS}}}
+
+PERF_KIND = "perf"
+_TOLERANCE = {"type": "number", "minimum": 0}
+_PERF_ENTRY = {"type": "object", "additionalProperties": False, "required": ["timing", "samples_ms"],
+               "properties": {"timing": {"type": "string", "minLength": 1},
+                              "samples_ms": {"type": "array", "minItems": 1},    # values: perf_baseline.py
+                              "median_ms": {"type": "number"}, "n": {"type": "integer"},
+                              "tolerance": _TOLERANCE}}
+_PERF_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["kind", "target", "measured", "cases"],
+                "properties": {"kind": {"const": PERF_KIND}, "target": _TARGET, "note": {"type": "string"},
+                               "measured": {"type": "object"}, "benchmark": {"type": "boolean"},
+                               "tolerance": _TOLERANCE,
+                               "cases": {"type": "object", "additionalProperties": _PERF_ENTRY}}}
 
 
 class BaselineError(HarnessConfigError):
@@ -91,6 +108,7 @@ class Baseline:
     entries: list[Entry] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     searched: str | None = None      # the directory the files were picked from (None: a file was given)
+    perf: list[tuple[str, dict]] = field(default_factory=list)   # (path, document) of each perf baseline picked
 
     def find(self, kind: str, case_id: str) -> Entry | None:
         return next((e for e in self.entries if e.kind == kind and e.matches(case_id)), None)
@@ -119,25 +137,53 @@ class Baseline:
         return out
 
 
-def load_file(path: Path) -> Baseline:
+def read_document(path: Path) -> dict:
+    """A baseline file's document: YAML, or JSON (a perf baseline; JSON is YAML too, but the json
+    module reads megabytes of samples fifty times faster)."""
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise BaselineError(f"{path}: cannot read baseline: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise BaselineError(f"{path}: not UTF-8 text") from None
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            pass                       # a YAML flow mapping: YAML says what is wrong with it
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
         raise BaselineError(f"{path}:{where} not valid YAML: {getattr(e, 'problem', e)}") from None
+
+
+def is_perf(doc) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") == PERF_KIND
+
+
+def _validate(path: Path, doc, schema: dict) -> None:
     import jsonschema      # here, not at import: a run without a baseline never needs it (0.05 s at start-up)
-    errors = sorted(jsonschema.Draft202012Validator(_SCHEMA).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise BaselineError(f"{path}: field {where!r}: {err.message}")
+
+
+def load_file(path: Path) -> Baseline:
+    path = Path(path)
+    doc = read_document(path)
+    perf = is_perf(doc)
+    _validate(path, doc, _PERF_SCHEMA if perf else _SCHEMA)
     t = doc["target"]
     _check_target_names(path, t)
-    baseline = Baseline(Target(t["backend"], t["family"], t.get("cann_version")), files=[str(path)])
+    target = Target(t["backend"], t["family"], t.get("cann_version"))
+    if perf:
+        return Baseline(target, perf=[(str(path), doc)])
+    baseline = Baseline(target, files=[str(path)])
     for kind in KINDS:
         for i, e in enumerate(doc.get(kind) or []):
             baseline.entries.append(Entry(kind, e["case"], e["reason"], e["link"], f"{path.name}:{kind}[{i}]",
@@ -174,13 +220,15 @@ def check_target(path: Path, baseline: Baseline, backend: str | None, family: st
 
 def load_dir(path: Path) -> list[Baseline]:
     """Every baseline file of a directory, each checked (a broken file is refused, not skipped)."""
-    return [load_file(f) for f in sorted(Path(path).glob("*.y*ml"))]
+    files = [f for pattern in ("*.y*ml", "*.json") for f in Path(path).glob(pattern)]
+    return [load_file(f) for f in sorted(files)]
 
 
 def load_for(path: Path, backend: str, family: str, cann_version: str | None = None) -> Baseline:
     """The baseline for a run: a file (its target must match the run) or a directory (every file in it
     whose target matches is combined; none matching is an empty baseline for that target, which
-    the gate says in its lines: `searched` without `files`)."""
+    the gate says in its lines: `searched` without `files`). A perf baseline file given alone is
+    a run gated on no correctness baseline: `searched` is that file."""
     path = Path(path)
     if path.is_dir():
         combined = Baseline(Target(backend, family, cann_version), searched=str(path))
@@ -188,11 +236,14 @@ def load_for(path: Path, backend: str, family: str, cann_version: str | None = N
             if b.target.matches(backend, family, cann_version):
                 combined.entries += b.entries
                 combined.files += b.files
+                combined.perf += b.perf
         return combined
     if not path.exists():
         raise BaselineError(f"{path}: baseline file or directory not found")
     b = load_file(path)
     check_target(path, b, backend, family, cann_version)
+    if b.perf:
+        b.searched = str(path)
     return b
 
 

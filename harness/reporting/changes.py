@@ -2,11 +2,21 @@
 
 New failures, fixed cases, new flakes, and metric drifts: a metric whose share of its threshold
 grew by at least `drift` times (a case whose MERE doubled is worth a look even while it passes).
+Perf drifts: a case whose launch times differ between the two runs by the perf gate's statistics
+(perfstats.compare, one sample set each: a drift to look at, not a gated regression). Digest
+changes: an output whose digest changed although both runs may pass (the library now computes
+other bits). Within one run, digest_splits() lists the cases whose outputs differ between families.
 """
 from __future__ import annotations
 
+from collections import defaultdict
+
 from .records import family_of, metrics_of, status_of, threshold_ratio
+from ..core import perfstats
 from ..core.status import Status
+
+PERF_TOLERANCE = 0.10
+KEYS = ("new_failures", "fixed", "new_flakes", "drifts", "perf_drifts", "digest_changes", "appeared", "disappeared")
 
 _BAD = frozenset({Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.MISSING})
 
@@ -26,9 +36,10 @@ def _metrics(rec: dict) -> dict[str, float]:
 
 def compare(current: list[dict], previous: list[dict], drift: float = 2.0, floor: float = 0.0,
             previous_label: str = "the previous run") -> dict:
-    """{new_failures, fixed, new_flakes, drifts, appeared, disappeared}: lists of {case_id, family, text}."""
+    """{new_failures, fixed, new_flakes, drifts, perf_drifts, digest_changes, appeared, disappeared}:
+    lists of {case_id, family, text}."""
     now, before = _index(current), _index(previous)
-    out = {k: [] for k in ("new_failures", "fixed", "new_flakes", "drifts", "appeared", "disappeared")}
+    out = {k: [] for k in KEYS}
     out["previous"] = previous_label
     for key in sorted(now):
         fam, cid = key
@@ -54,16 +65,66 @@ def compare(current: list[dict], previous: list[dict], drift: float = 2.0, floor
                 out["drifts"].append({**item, "metric": name, "ratio": b / a,
                                       "text": f"{cid} ({fam}): {name} grew {b / a:.3g}x "
                                               f"({a:.3g} -> {b:.3g} of its threshold), now {s.value}"})
+        out["perf_drifts"] += _perf_drift(item, rec, old)
+        out["digest_changes"] += _digest_changes(item, rec, old)
     for key in sorted(set(before) - set(now)):
         out["disappeared"].append({"case_id": key[1], "family": key[0], "text": f"{key[1]} ({key[0]}): not in this run"})
     return out
 
 
+def _perf_drift(item: dict, rec: dict, old: dict) -> list[dict]:
+    """The case's launch times against the previous run's, when both were measured the same way."""
+    now_perf, old_perf = rec.get("perf") or {}, old.get("perf") or {}
+    if not now_perf.get("samples_ms") or not old_perf.get("samples_ms") or now_perf.get("timing") != old_perf.get("timing"):
+        return []
+    tolerance = rec.get("perf_tolerance")
+    tolerance = tolerance if isinstance(tolerance, (int, float)) and tolerance >= 0 else PERF_TOLERANCE
+    try:
+        c = perfstats.compare(old_perf["samples_ms"], now_perf["samples_ms"], tolerance)
+    except ValueError:
+        return []
+    if c.verdict == perfstats.SAME:
+        return []
+    return [{**item, "verdict": c.verdict, **c.as_dict(),
+             "text": f"{item['case_id']} ({item['family']}): {c.verdict.lower()}, {c.text()}"}]
+
+
+def _digest_changes(item: dict, rec: dict, old: dict) -> list[dict]:
+    """Outputs whose digest differs from the previous run's (both recorded one), whatever the status."""
+    now_d, old_d = rec.get("digests") or {}, old.get("digests") or {}
+    return [{**item, "output": name, "before": old_d[name], "now": now_d[name],
+             "text": f"{item['case_id']} ({item['family']}): output {name} digest {old_d[name][:19]}… -> "
+                     f"{now_d[name][:19]}…, {status_of(old).value} -> {status_of(rec).value}"}
+            for name in sorted(set(now_d) & set(old_d)) if now_d[name] != old_d[name]]
+
+
+def digest_splits(records: list[dict]) -> list[dict]:
+    """Within one (merged) run: the cases whose output digests differ between families,
+    [{case_id, output, digests: {family: digest}, text}]. Families may legitimately differ (other
+    kernels, other accumulation orders); a bit-exact op or an index-only result should not."""
+    by_case: dict = defaultdict(dict)
+    for r in records:
+        if r.get("digests"):
+            by_case[r["case_id"]][family_of(r) or "any"] = r["digests"]
+    out = []
+    for cid in sorted(by_case):
+        fams = by_case[cid]
+        for name in sorted({n for d in fams.values() for n in d}):
+            seen = {f: d[name] for f, d in sorted(fams.items()) if name in d}
+            if len(set(seen.values())) > 1:
+                groups = defaultdict(list)
+                for f, d in seen.items():
+                    groups[d].append(f)
+                text = "; ".join(f"{', '.join(fs)}: {d[:19]}…" for d, fs in groups.items())
+                out.append({"case_id": cid, "output": name, "digests": seen,
+                            "text": f"{cid}: output {name} differs between families ({text})"})
+    return out
+
+
 def lines(changes: dict) -> list[str]:
     out = [f"changes since {changes.get('previous')}: " + ", ".join(
-        f"{len(changes[k])} {k.replace('_', ' ')}" for k in ("new_failures", "fixed", "new_flakes", "drifts",
-                                                              "appeared", "disappeared"))]
-    for k in ("new_failures", "new_flakes", "drifts", "fixed"):
-        for item in changes[k][:30]:
+        f"{len(changes.get(k) or [])} {k.replace('_', ' ')}" for k in KEYS)]
+    for k in ("new_failures", "new_flakes", "drifts", "perf_drifts", "digest_changes", "fixed"):
+        for item in (changes.get(k) or [])[:30]:
             out.append(f"  {k.replace('_', ' ')}: {item['text']}")
     return out

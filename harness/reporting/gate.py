@@ -113,7 +113,8 @@ def evaluate(records: list[dict], baseline: Baseline | None = None, selected: li
         ids = sorted({r["case_id"] for r in records} | set(selected))
         result.unused, result.warnings = _baseline_checks(baseline, ids)
         if baseline.searched is not None and not baseline.files:
-            result.no_baseline = (f"no baseline for {baseline.target} found in {baseline.searched}: "
+            what = "no correctness baseline (only perf ones)" if baseline.perf else "no baseline"
+            result.no_baseline = (f"{what} for {baseline.target} found in {baseline.searched}: "
                                   "no failure is expected, so any failure fails the gate")
     return result
 

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .changes import digest_splits
 from .gate import is_gate_failure
+from .perf_summary import markdown as perf_markdown
 from .runs import Report
 from .records import status_of
 from ..core.status import Status
@@ -54,12 +56,18 @@ def summary_md(report: Report) -> str:
     if report.changes:
         out += ["## Changes since the previous run", ""]
         for key, title in (("new_failures", "new failures"), ("fixed", "fixed"), ("new_flakes", "new flakes"),
-                           ("drifts", "metric drifts"), ("appeared", "new cases"), ("disappeared", "cases gone")):
+                           ("drifts", "metric drifts"), ("perf_drifts", "perf drifts"),
+                           ("digest_changes", "output digests changed"), ("appeared", "new cases"),
+                           ("disappeared", "cases gone")):
             items = report.changes.get(key) or []
             out.append(f"- {title}: {len(items)}")
             for item in items[:50]:
                 out.append(f"  - {_cell(item['text'])}")
         out.append("")
+    out += perf_markdown(report.records)
+    splits = digest_splits(report.records)
+    if splits:
+        out += ["## Outputs that differ between families", ""] + [f"- {_cell(s['text'])}" for s in splits[:100]] + [""]
     return "\n".join(out)
 
 

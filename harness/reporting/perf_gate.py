@@ -1,0 +1,239 @@
+"""The perf gate: is a case slower than its baseline, for real?
+
+A case is a REGRESSION only when (a) its median launch time exceeds the baseline entry's by more
+than the tolerance, (b) the difference is significant (harness/core/perfstats.py: rank test and
+the ratio's interval), and (c) both hold again on a re-measurement. The runner re-measures a case
+once when its first sample set is flagged (needs_remeasurement()) and records the second set in
+`perf.remeasured_ms`. A case flagged by one set only is "noise (not repeated)"; one flagged with
+no second set is "not re-measured" (reported, not gating: the evidence the gate asks for is not
+there). IMPROVEMENT is judged the same way, and reported, never gating.
+
+The tolerance of a case: its baseline entry's, else its case file group's (`perf_tolerance` in the
+record), else the baseline file's, else 10 %.
+
+ATK's `standard.perf` (the record's `atk_perf`) is a ratio against a benchmark device: read here
+as the least share of the benchmark's speed the device must reach (0.95: at most 1/0.95 = 1.053x
+the benchmark's time; a list gives several such ratios and the strictest holds; "not_key" sets
+none). It is the case's tolerance (1/ratio - 1) against a benchmark perf baseline (`"benchmark":
+true`, measured on the benchmark device), judged with the same statistics and re-measurement. A
+ratio above 1 (the device must beat the benchmark) cannot be a tolerance: the benchmark's times
+are scaled by 1/ratio and compared with none. The spec's ATK lists all say "not_key" (spec
+ops/*.md section E), so none of their cases has one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from . import baseline as bl
+from .perf_baseline import PerfBaseline, PerfEntry, pick
+from ..core import perfstats
+from ..core.perfstats import IMPROVEMENT, REGRESSION, SAME
+
+DEFAULT_TOLERANCE = 0.10
+ALPHA = 0.01
+NOISE, NOT_REMEASURED, INCOMPARABLE = "NOISE", "NOT_REMEASURED", "INCOMPARABLE"
+LABELS = {REGRESSION: "regression", IMPROVEMENT: "improvement", NOISE: "noise (not repeated)",
+          NOT_REMEASURED: "flagged once, not re-measured", INCOMPARABLE: "not comparable", SAME: "same"}
+
+
+def atk_ratio(value) -> float | None:
+    """The strictest ratio of an ATK `standard.perf` value (a number or a list of numbers), or
+    None ("not_key", absent, or no positive number)."""
+    values = value if isinstance(value, list) else [value]
+    nums = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)
+            and math.isfinite(v) and v > 0]
+    return max(nums) if nums and len(nums) == len(values) else None
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One comparison a measured case is due: against its own baseline entry, or the benchmark."""
+    against: str                 # "baseline" | "benchmark"
+    entry: PerfEntry
+    tolerance: float
+    tolerance_from: str
+    scale: float = 1.0           # the entry's times are multiplied by this first (an ATK ratio above 1)
+
+    def compare(self, samples) -> perfstats.Comparison:
+        base = [x * self.scale for x in self.entry.samples_ms] if self.scale != 1.0 else self.entry.samples_ms
+        return perfstats.compare(base, samples, self.tolerance, ALPHA)
+
+    def flagged(self, c: perfstats.Comparison) -> str:
+        """The comparison's verdict as this check counts it (a benchmark only gates slowness)."""
+        return SAME if (self.against == "benchmark" and c.verdict == IMPROVEMENT) else c.verdict
+
+
+def _tolerance(rec: dict, entry: PerfEntry, own: PerfBaseline) -> tuple[float, str]:
+    if entry.tolerance is not None:
+        return float(entry.tolerance), f"baseline entry {entry.source}"
+    group = rec.get("perf_tolerance")
+    if isinstance(group, (int, float)) and not isinstance(group, bool) and group >= 0:
+        return float(group), f"case file group {rec.get('group') or '?'}"
+    if own.tolerance is not None:
+        return float(own.tolerance), f"baseline {own.name}"
+    return DEFAULT_TOLERANCE, "default"
+
+
+def _checks(rec: dict, own: PerfBaseline | None, bench: PerfBaseline | None) -> list[_Check]:
+    out = []
+    entry = own.entry(rec["case_id"]) if own else None
+    if entry is not None:
+        out.append(_Check("baseline", entry, *_tolerance(rec, entry, own)))
+    ratio = atk_ratio(rec.get("atk_perf"))
+    entry = bench.entry(rec["case_id"]) if bench and ratio else None
+    if entry is not None:
+        out.append(_Check("benchmark", entry, max(0.0, 1 / ratio - 1), f"ATK standard.perf {rec.get('atk_perf')}",
+                          min(1.0, 1 / ratio)))
+    return out
+
+
+def needs_remeasurement(rec: dict, own: PerfBaseline | None, bench: PerfBaseline | None = None) -> bool:
+    """For the runner, once a case's first sample set is in rec["perf"]["samples_ms"]: whether
+    any comparison flags it (REGRESSION or IMPROVEMENT), so that it is measured once more."""
+    samples = (rec.get("perf") or {}).get("samples_ms") or []
+    timing = str((rec.get("perf") or {}).get("timing"))
+    try:
+        return any(c.flagged(c.compare(samples)) != SAME for c in _checks(rec, own, bench)
+                   if c.entry.comparable(timing, c.against == "benchmark"))
+    except ValueError:              # unusable samples: the gate says so; a second set would not help
+        return False
+
+
+def combine(first: str, second: str | None) -> str:
+    """The gate's verdict from the first and the re-measured sample sets' verdicts."""
+    if first == SAME:
+        return SAME
+    if second is None:
+        return NOT_REMEASURED
+    return first if second == first else NOISE
+
+
+def _numbers(c: perfstats.Comparison, scale: float) -> dict:
+    """ratio and interval against the entry's own times (a benchmark check compared scaled ones)."""
+    p = c.p_slower if c.ratio >= 1 else c.p_faster
+    return {"ratio": c.ratio * scale, "estimate": c.estimate * scale, "ci": [c.ci[0] * scale, c.ci[1] * scale],
+            "ci_level": c.ci_level, "p": p, "n": c.n_new}
+
+
+def verdict(check: _Check, perf: dict) -> dict:
+    """One check of one measured case, as plain data for the record: {against, baseline, verdict,
+    ratio, estimate, ci, ci_level, p, n, n_base, tolerance, tolerance_from, limit, remeasured, why}."""
+    out = {"against": check.against, "baseline": check.entry.source, "tolerance": check.tolerance,
+           "tolerance_from": check.tolerance_from, "limit": check.scale * (1 + check.tolerance),
+           "n_base": len(check.entry.samples_ms)}
+    timing = str(perf.get("timing"))
+    if not check.entry.comparable(timing, check.against == "benchmark"):
+        return {**out, "verdict": INCOMPARABLE,
+                "why": f"timed by {timing}, the baseline by {check.entry.timing}"}
+    try:
+        first = check.compare(perf.get("samples_ms") or [])
+        again = check.compare(perf["remeasured_ms"]) if perf.get("remeasured_ms") else None
+    except ValueError as e:
+        return {**out, "verdict": INCOMPARABLE, "why": str(e)}
+    second = check.flagged(again) if again else None
+    out |= _numbers(first, check.scale)
+    out |= {"verdict": combine(check.flagged(first), second),
+            "remeasured": {**_numbers(again, check.scale), "verdict": second} if again else None}
+    return out
+
+
+def apply(records: list[dict], own: PerfBaseline | None, bench: PerfBaseline | None = None) -> list[dict]:
+    """New records, each measured one with `perf_gate`: its verdicts (verdict()); the input
+    records are left as they were."""
+    out = []
+    for rec in records:
+        perf = rec.get("perf")
+        if perf:
+            rec = dict(rec, perf_gate=[verdict(c, perf) for c in _checks(rec, own, bench)])
+        out.append(rec)
+    return out
+
+
+@dataclass
+class PerfGate:
+    """The perf verdicts of one run against its perf baselines."""
+    own: PerfBaseline | None
+    bench: PerfBaseline | None
+    records: list[dict]
+    run_library: str | None = None
+    by_verdict: dict[str, list[tuple[dict, dict]]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        for rec in self.records:
+            for v in rec.get("perf_gate") or []:
+                self.by_verdict.setdefault(v["verdict"], []).append((rec, v))
+
+    def of(self, verdict_name: str) -> list[tuple[dict, dict]]:
+        return self.by_verdict.get(verdict_name, [])
+
+    @property
+    def measured(self) -> list[dict]:
+        return [r for r in self.records if r.get("perf")]
+
+    @property
+    def regressions(self) -> int:
+        return len(self.of(REGRESSION))
+
+    @property
+    def passed(self) -> bool:
+        return not self.regressions
+
+    def unmeasured(self) -> list[str]:
+        """The cases of baseline entries this run did not measure (no record, or one without times)."""
+        measured = {r["case_id"] for r in self.measured}
+        return sorted(set(self.own.entries) - measured) if self.own else []
+
+    def lines(self, limit: int = 50) -> list[str]:
+        if not self.own and not self.bench:
+            return [f"perf: {len(self.measured)} measured case(s), no perf baseline for this run: "
+                    "nothing gated on time"] if self.measured else []
+        files = ", ".join(p.path for p in (self.own, self.bench) if p)
+        if not self.measured:
+            return [f"perf: baseline {files} given, but no case of this run was measured (not a perf run)"]
+        counts = ", ".join(f"{len(self.of(v))} {LABELS[v]}" for v in (IMPROVEMENT, NOISE, NOT_REMEASURED, INCOMPARABLE))
+        compared = sum(len(r.get("perf_gate") or []) for r in self.measured)
+        head = "PERF GATE PASSED" if self.passed else f"PERF GATE FAILED: {self.regressions} regression(s)"
+        out = [f"{head} ({compared} comparison(s) against {files}: {counts})"]
+        for name in (REGRESSION, IMPROVEMENT, NOISE, NOT_REMEASURED, INCOMPARABLE):
+            for rec, v in self.of(name)[:limit]:
+                out.append(f"  {LABELS[name]:<12} {rec['case_id']} ({rec.get('family') or 'any'}): {describe(v)}")
+            if len(self.of(name)) > limit:
+                out.append(f"  ... and {len(self.of(name)) - limit} more {LABELS[name]} (results.jsonl: perf_gate)")
+        without = [r["case_id"] for r in self.measured if not r.get("perf_gate")]
+        if without:
+            out.append(f"  note: {len(without)} measured case(s) have no baseline entry (new cases?), "
+                       f"e.g. {without[0]}")
+        unmeasured = self.unmeasured()
+        if unmeasured:
+            out.append(f"  warning: baseline entries not measured in this run: {len(unmeasured)}, e.g. {unmeasured[0]}")
+        lib = (self.own.measured if self.own else {}).get("library_sha256")
+        if lib and self.run_library and lib != self.run_library:
+            out.append(f"  note: baseline measured with library sha256 {lib[:12]}, this run {self.run_library[:12]}")
+        return out
+
+
+def p_text(p: float) -> str:
+    """A p-value as shown: the normal approximation's tail is not meaningful below 1e-12."""
+    return "<1e-12" if p < 1e-12 else f"{p:.2g}"
+
+
+def describe(v: dict) -> str:
+    """One verdict in a line: the ratio, its interval and p, the tolerance and the re-measurement."""
+    if v["verdict"] == INCOMPARABLE:
+        return f"against {v['against']} {v['baseline']}: {v.get('why')}"
+    lo, hi = v["ci"]
+    text = (f"{v['ratio']:.3f}x {'the benchmark' if v['against'] == 'benchmark' else 'the baseline'} "
+            f"({v['ci_level']:.0%} CI [{lo:.3f}, {hi:.3f}], p {p_text(v['p'])}, n {v['n_base']}/{v['n']}); "
+            f"allowed {v['limit']:.3f}x ({v['tolerance_from']})")
+    again = v.get("remeasured")
+    if again:
+        text += f"; re-measured {again['ratio']:.3f}x [{again['ci'][0]:.3f}, {again['ci'][1]:.3f}]: {again['verdict']}"
+    return text
+
+
+def gate(records: list[dict], base: bl.Baseline | None, run_library: str | None = None) -> tuple[list[dict], PerfGate]:
+    """The records with their perf verdicts against the perf baselines `base` picked for the run."""
+    own, bench = pick(base)
+    gated = apply(records, own, bench)
+    return gated, PerfGate(own, bench, gated, run_library)
