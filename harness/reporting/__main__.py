@@ -18,6 +18,7 @@ from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_
 from .runs import Problem, Report, load_run
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
+from ..core.text import printable
 
 
 def _gate_report(report: Report, baseline_path: str) -> int:
@@ -66,12 +67,10 @@ def cmd_merge(a) -> int:
                "changes": report.changes}
     (out / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=1) + "\n", encoding="utf-8")
     paths = writers.write_all(report, out, html=not a.no_html)
-    for line in report.gate_lines:
-        print(line)
-    for p in report.problems:
-        print(f"{'PROBLEM' if p.blocking else 'NOTE'} {p.kind}: {p.message}")
+    _say(report.gate_lines)
+    _say(f"{'PROBLEM' if p.blocking else 'NOTE'} {p.kind}: {p.message}" for p in report.problems)
     if report.changes:
-        print("\n".join(changes.lines(report.changes)))
+        _say(changes.lines(report.changes))
     print("totals: " + ", ".join(f"{s.value} {n}" for s, n in report.ordered_totals()))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     blocking = any(p.blocking for p in report.problems)
@@ -95,9 +94,15 @@ def _records_of(path: Path) -> list[dict]:
     return rec_mod.load_results(path)
 
 
+def _say(lines) -> None:
+    """Lines that carry case ids, reasons and messages, each printed as one printable line."""
+    for line in lines:
+        print(printable(line))
+
+
 def cmd_compare(a) -> int:
     result = changes.compare(_records_of(Path(a.now)), _records_of(Path(a.before)), a.drift, a.floor, previous_label=a.before)
-    print("\n".join(changes.lines(result)))
+    _say(changes.lines(result))
     if a.json:
         Path(a.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 1 if a.fail_on_new and (result["new_failures"] or result["new_flakes"]) else 0
@@ -122,7 +127,7 @@ def cmd_gate(a) -> int:
     run = load_run(Path(a.run))
     report = Report(f"gate of {a.run}", [run], run.records + rec_mod.missing_records(run.manifest, run.records, run.identity))
     code = _gate_report(report, a.baseline)
-    print("\n".join(report.gate_lines))
+    _say(report.gate_lines)
     return code
 
 

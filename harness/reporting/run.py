@@ -12,6 +12,7 @@ from . import (baseline as bl, reruns as execute_mod, identity, records as rec_m
 from .gate import apply as gate_apply, is_gate_failure
 from .recorder import Recorder, default_dir
 from ..core.status import Status
+from ..core.text import printable
 
 USAGE_ERROR = 4       # pytest's exit status for a bad command line, which a refused --gate is
 
@@ -255,4 +256,4 @@ class RunReporting:
             out.append(f"STOPPED by {stopped}: {missing} case(s) MISSING; `./run suite --resume {rec.dir}` "
                        "runs only those")
         out.append(f"reports: {rec.dir} (results.jsonl, summary.md, junit.xml" + (", report.html)" if rec.html else ")"))
-        return out
+        return [printable(line) for line in out]     # a reason's ESC sequence must not reach the terminal
