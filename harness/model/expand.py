@@ -11,7 +11,7 @@ import math
 
 from ..core import dtypes, families, formats
 from ..core.errors import CaseFileError
-from . import distributions, ids
+from . import distributions, ids, messages
 from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
 from .vocabulary import Vocabulary
 
@@ -46,19 +46,24 @@ class Where:
     # ------------------------------------------------------------ single values
 
     def families(self, fld, names) -> tuple[str, ...]:
-        for n in names:
+        for i, n in enumerate(names):
             if n not in families.FAMILIES:
                 raise self.error(f"unknown SoC family {n!r}; valid: {', '.join(families.FAMILIES)}", fld)
+            if n in names[:i]:
+                raise self.error(f"family {n!r} is listed twice", fld)
         return tuple(names)
 
     def status_value(self, fld, v) -> int:
         if not is_status(v):
-            raise self.error(f"status {v!r} is not an aclnn status (0, 161xxx, 361xxx or 561xxx)", fld)
+            shown = messages.shown(v) + messages.hint(v, {"integer"})
+            raise self.error(f"status {shown} is not an aclnn status (0, 161xxx, 361xxx or 561xxx)", fld)
         return v
 
     def status(self, fld, spec, fams) -> dict:
-        if isinstance(spec, int):
+        if _is_int(spec):
             return {f: self.status_value(fld, spec) for f in fams}
+        if not isinstance(spec, dict):     # the schema refuses these first; the ATK loader does not use it
+            raise self.error("status: " + messages.wrong_type(spec, ["integer", "object"]), fld)
         for k, v in spec.items():
             self.status_value(f"{fld}.{k}", v)
             if k != "others" and k not in families.FAMILIES:
@@ -167,7 +172,9 @@ class Where:
     def _attr(self, where, name, kind, v):
         if kind == "int_array":
             if v is not None and not (isinstance(v, list) and all(_is_int(x) for x in v)):
-                raise self.error(f"{name} must be a list of integers (or null), got {v!r}", where)
+                bad = next((x for x in v if not _is_int(x)), None) if isinstance(v, list) else None
+                raise self.error(f"{name} must be a list of integers (or null), got {v!r}"
+                                 f"{messages.hint(bad, {'integer'})}", where)
             if v is not None and len(v) > MAX_ARRAY_LEN:
                 raise self.error(f"{name} has {len(v)} entries, more than {MAX_ARRAY_LEN}", where)
             if v is not None and not all(INT64_MIN <= x <= INT64_MAX for x in v):
@@ -181,7 +188,8 @@ class Where:
         else:
             ok = _is_int(v)
         if not ok:
-            raise self.error(f"{name} must be {kind}, got {v!r}", where)
+            expected = {bool: "boolean", float: "number", int: "integer"}[want]
+            raise self.error(f"{name} must be {kind}, got {v!r}{messages.hint(v, {expected})}", where)
         if kind == "int8" and not -128 <= v <= 127:
             raise self.error(f"{name} must fit int8, got {v}", where)
         if kind == "int64" and not INT64_MIN <= v <= INT64_MAX:
@@ -301,7 +309,8 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         lay = w.layouts(src("layout"), base.get("layout", "contiguous"), op)
         dist = w.distribution(src("values"), base.get("values", "uniform"), named)
         label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
-        cases.append(Case(op, name, f"{name}[{label}]", "invalid", w.shape(src("shape"), base["shape"]),
+        shape = w.shape(src("shape"), base["shape"])
+        cases.append(Case(op, name, f"{name}[{label}]", "invalid", shape,
                           dt, idt, fmt, lay, attrs, dist, fams, status, op.standard, g.get("tier", "default"),
                           sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes),
                           timeout_s=g.get("timeout_s")))
