@@ -56,6 +56,14 @@ def _scenario(doc):
     return doc["groups"][1]["invalid"]["scenarios"][0]
 
 
+def _ranked(doc, ranks=(3, 4)):
+    """BASE with the op's rank limits on every tensor of its signature (MaxPool2d: 3-D or 4-D)."""
+    for p in doc["signature"]:
+        if p["type"] == "tensor":
+            p["ranks"] = ranks if isinstance(ranks, dict) else list(ranks)
+    return doc
+
+
 def _base(doc):
     return doc["groups"][1]["invalid"]["base"]
 
@@ -172,6 +180,28 @@ MISTAKES = [
      "family 'ascend950' is listed twice"),
     ("family-twice-check", lambda d: d["checks"][0].update(families=["ascend910b", "ascend910b"]), None,
      "checks.0.families", "family 'ascend910b' is listed twice"),
+    # rank limits from the signature (before: none; a rank-9 shape failed only at run time, as a case error)
+    ("rank-9-matrix", lambda d: _matrix(_ranked(d)).update(shape=[[1] * 9]), "basic", "matrix.shape.0",
+     "shape [1, 1, 1, 1, 1, 1, 1, 1, 1] has rank 9, but self takes rank 3 or 4"),
+    ("rank-2-base", lambda d: _base(_ranked(d)).update(shape=[4, 4]), "bad_args", "invalid.base.shape",
+     "shape [4, 4] has rank 2, but self takes rank 3 or 4"),
+    ("rank-5-scenario-base", lambda d: _scenario(_ranked(d)).update(base={"shape": [1, 1, 1, 4, 4]}), "bad_args",
+     "invalid.scenarios.0.base.shape", "has rank 5, but self takes rank 3 or 4"),
+    ("rank-per-family", lambda d: _matrix(_ranked(d, {"ascend950": [4], "others": [3, 4]})).update(shape=[[2, 4, 4]]),
+     "basic", "matrix.shape.0", "has rank 3, but self takes rank 4 on ascend950"),
+    ("rank-family-missing", lambda d: _ranked(d, {"ascend950": [3, 4]}), "basic", "matrix.shape.0",
+     "gives self's ranks per family, but none for 'ascend910b'"),
+    ("rank-unknown-family", lambda d: _ranked(d, {"ascend95": [3, 4], "others": [4]}), None, "signature.0.ranks",
+     "unknown SoC family 'ascend95' in ranks"),
+    ("rank-float", lambda d: _ranked(d, (3, 4.0)), None, "signature.0.ranks.1", "got a float: 4.0 (write 4)"),
+    ("rank-twice", lambda d: _ranked(d, (3, 3)), None, "signature.0.ranks", "has non-unique elements"),
+    ("rank-beyond-max", lambda d: _ranked(d, (3, 33)), None, "signature.0.ranks", "rank 33 is more than 32"),
+    ("ranks-of-an-attribute", lambda d: d["signature"][3].update(ranks=[1]), None, "signature.3.ranks",
+     "ranks given for 'kernelSize', which is not a tensor"),
+    ("wrong-rank-expected-to-pass", lambda d: (_ranked(d), _scenario(d).pop("check"), _scenario(d).update(
+        status=0, tensors={"indices": {"shape": [1, 1, 1, 4, 4]}})), "bad_args",
+     "invalid.scenarios.0.tensors.indices.shape",
+     "indices of rank 5 is expected to pass on ascend910b (status 0), but indices takes rank 3 or 4"),
     # a boolean written as text YAML 1.1 would read as one (y/n: PyYAML and YAML 1.2 read text)
     ("bool-attr-y", lambda d: _matrix(d)["attrs"][0].update(ceilMode="n"), "basic", "matrix.attrs.0.ceilMode",
      "(YAML 1.1 reads 'n' as false, PyYAML and YAML 1.2 as text: write true or false)"),
@@ -376,6 +406,29 @@ def test_integers_and_yaml_forms_that_mean_one_thing_are_kept(tmp_path):
     _, cases = load(path)
     assert cases[0].shape == (1, 2, 4, 4) and cases[0].note == "y"
     assert cases[1].check == "B1" and cases[1].mutation.null == "gradOutput"
+
+
+def test_every_tensor_of_every_case_file_has_its_ranks():
+    """The rank limits come from the spec (sections A/B); a tensor without them would let any
+    rank through to run time."""
+    from pathlib import Path
+    files = sorted((Path(__file__).resolve().parents[1] / "cases").glob("*.yaml"))
+    assert files
+    for f in files:
+        op, cases = load(f)
+        for t in op.tensor_params:
+            assert t.ranks, f"{f.name}: {t.name} has no ranks"
+        for c in cases:
+            assert len(c.shape) in op.shaped.ranks_on(c.families[0]), c.id
+
+
+def test_a_wrong_rank_described_in_a_scenario_is_kept(tmp_path):
+    """A scenario may describe a tensor of any rank (that is how a rank check is aimed at)."""
+    doc = _ranked(copy.deepcopy(BASE))
+    _scenario(doc).update(tensors={"gradInput": {"shape": [1, 1, 1, 1, 4, 4]}}, status=161002, check="B1")
+    doc["checks"][0]["status"] = 161002
+    _, cases = load(_write(tmp_path, doc))
+    assert cases[1].mutation.tensors["gradInput"]["shape"] == [1, 1, 1, 1, 4, 4]
 
 
 @pytest.mark.parametrize("text,group,words", [m[1:] for m in TEXT_MISTAKES], ids=[m[0] for m in TEXT_MISTAKES])

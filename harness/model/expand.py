@@ -12,7 +12,7 @@ import math
 from ..core import dtypes, families, formats
 from ..core.errors import CaseFileError
 from . import distributions, ids, messages
-from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
+from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec, Param
 from .vocabulary import Vocabulary
 
 
@@ -104,6 +104,33 @@ class Where:
             raise self.error(f"shape {shape} has more than {MAX_ELEMENTS} elements (the cap for cases whose "
                              "inputs are allocated)", fld)
         return tuple(shape)
+
+    def ranks(self, fld, spec) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """A tensor's `ranks:` (a list, or a mapping family/'others' -> list) as (family, ranks) pairs."""
+        table = spec if isinstance(spec, dict) else {"others": spec}
+        for k, ranks in table.items():
+            if k != "others" and k not in families.FAMILIES:
+                raise self.error(f"unknown SoC family {k!r} in ranks; valid: {', '.join(families.FAMILIES)} "
+                                 "or 'others'", fld)
+            if max(ranks) > MAX_RANK:
+                raise self.error(f"rank {max(ranks)} is more than {MAX_RANK}", fld)
+        return tuple((k, tuple(sorted(v))) for k, v in table.items())
+
+    def rank(self, fld, shape, tensor: Param, fams) -> None:
+        """An allocated shape of `tensor` within the ranks the op takes on every family of the case.
+        (A wrong rank on purpose belongs in a scenario's `tensors:`: described, never prepared.)"""
+        if not tensor.ranks:
+            return
+        for fam in fams:
+            ranks = tensor.ranks_on(fam)
+            if ranks is None:
+                raise self.error(f"the signature gives {tensor.name}'s ranks per family, but none for {fam!r} "
+                                 "(give it, or 'others')", fld)
+            if len(shape) not in ranks:
+                on = "" if dict(tensor.ranks).keys() == {"others"} else f" on {fam}"
+                raise self.error(f"shape {list(shape)} has rank {len(shape)}, but {tensor.name} takes rank "
+                                 f"{' or '.join(map(str, ranks))}{on} (signature ranks); a wrong rank on purpose "
+                                 "goes in an invalid scenario's tensors:", fld)
 
     def any_shape(self, fld, shape) -> tuple[int, ...]:
         """A shape only described to the library (an invalid scenario's tensor): int64 dimensions."""
@@ -226,6 +253,8 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
     status = w.status("status", g.get("status", 0), fams)
     standard = w.standard("standard", g.get("standard", op.standard))
     shapes = [w.shape(f"matrix.shape.{i}", s) for i, s in enumerate(m["shape"])]
+    for i, shape in enumerate(shapes):
+        w.rank(f"matrix.shape.{i}", shape, op.shaped, fams)
     dts = [w.dtype("matrix.dtype", d) for d in m["dtype"]]
     for d in dts:
         w.standard("standard", standard, d)
@@ -266,6 +295,19 @@ def _tensor_changes(w: Where, fld: str, changes: dict, op: OpSpec) -> dict:
     return out
 
 
+def _accepted_ranks(w: Where, fld: str, changes: dict, op: OpSpec, status: dict) -> None:
+    """A described tensor may have any rank, but a family cannot accept (status 0) a rank the
+    op does not take: such a scenario contradicts the signature's ranks."""
+    params = {p.name: p for p in op.tensor_params}
+    for t, ch in changes.items():
+        for fam, s in status.items():
+            ranks = params[t].ranks_on(fam)
+            if "shape" in ch and s == 0 and ranks is not None and len(ch["shape"]) not in ranks:
+                raise w.error(f"{t} of rank {len(ch['shape'])} is expected to pass on {fam} (status 0), but "
+                              f"{t} takes rank {' or '.join(map(str, ranks))} (signature ranks)",
+                              f"{fld}.tensors.{t}.shape")
+
+
 def _agrees_with_check(w: Where, fld: str, status: dict, check) -> None:
     """A scenario aimed at check Bx expects Bx's status, or 0 where a family accepts the call
     (e.g. a dtype only 950 supports); any other status means the scenario or the check is wrong."""
@@ -301,6 +343,7 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
             raise w.error(f"null names {null!r}, which is not a tensor or int_array parameter "
                           f"nor one of phase 1's out-pointers ({', '.join(OUT_POINTERS)})", f"{fld}.null")
         changes = _tensor_changes(w, fld, sc.get("tensors"), op)
+        _accepted_ranks(w, fld, changes, op, status)
         attrs = w.attrs(src("attrs"), base["attrs"], op)
         attr_changes = w.attrs(f"{fld}.attrs", sc.get("attrs") or {}, op, partial=True)
         dt = w.dtype(src("dtype"), base["dtype"])
@@ -310,6 +353,7 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         dist = w.distribution(src("values"), base.get("values", "uniform"), named)
         label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
         shape = w.shape(src("shape"), base["shape"])
+        w.rank(src("shape"), shape, op.shaped, fams)     # the base is prepared as a valid call first
         cases.append(Case(op, name, f"{name}[{label}]", "invalid", shape,
                           dt, idt, fmt, lay, attrs, dist, fams, status, op.standard, g.get("tier", "default"),
                           sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes),

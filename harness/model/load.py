@@ -60,7 +60,10 @@ def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
         dt = p.get("dtype")
         if p["type"] == "tensor" and dt not in (None, "data", "index"):
             dt = w.dtype(f"signature.{i}.dtype", dt)
-        params.append(Param(p["name"], p["type"], dt, bool(p.get("output", False))))
+        if "ranks" in p and p["type"] != "tensor":
+            raise w.error(f"ranks given for {p['name']!r}, which is not a tensor", f"signature.{i}.ranks")
+        ranks = w.ranks(f"signature.{i}.ranks", p["ranks"]) if "ranks" in p else ()
+        params.append(Param(p["name"], p["type"], dt, bool(p.get("output", False)), ranks))
     if not any(p.output for p in params):
         raise w.error("no output tensor (mark one with output: true)", "signature")
     return params, seen
