@@ -1,6 +1,10 @@
 """The nightly sweep on a real Slurm: .ci/slurm/submit's array tasks and dependent merge job,
-on a single-node Slurm started here on localhost (slurmctld + slurmd from a generated slurm.conf
-in a temporary directory, AuthType=auth/none, every address 127.0.0.1), stopped at the end.
+on a single-node Slurm started here on localhost (munged, slurmctld and slurmd from a generated
+slurm.conf in a temporary directory, every address 127.0.0.1), stopped at the end.
+
+Authentication is MUNGE with a key made for the test and a socket of its own, not auth/none: Slurm
+22.05 still has auth/none, but slurmctld listens on every interface, and with auth/none anyone who
+reached its port could run commands as root while the test runs.
 
 The sweep of a small -k selection over 2 families x 2 shards must merge into one report with no
 case missing and none twice, each family's cases exactly those a local run of the same selection
@@ -24,7 +28,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 SELECTION = "max_pool3d and bad_params and B1"
 FAMILIES = ("ascend910b", "ascend950")
-DAEMONS = ("slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol")
+DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol")
 
 pytestmark = [
     pytest.mark.skipif(any(shutil.which(d) is None for d in DAEMONS),
@@ -51,21 +55,26 @@ def _wait(what: str, ready, timeout: float, step: float = 0.3):
 
 
 class Cluster:
-    """slurmctld and slurmd of one node, from a slurm.conf written into `home`."""
+    """munged, slurmctld and slurmd of one node, from a slurm.conf written into `home`."""
 
     def __init__(self, home: Path):
         self.home = home
-        for d in ("state", "spool", "log"):
+        for d in ("state", "spool", "log", "munge"):
             (home / d).mkdir(parents=True)
+        munge = home / "munge"
+        munge.chmod(0o700)                    # munged refuses a key or socket others could reach
+        (munge / "munge.key").write_bytes(os.urandom(1024))
+        (munge / "munge.key").chmod(0o400)
         self.conf = home / "slurm.conf"
         host = socket.gethostname().split(".")[0]
         self.conf.write_text(f"""\
 ClusterName=aclnnsweep
-SlurmctldHost={host}(127.0.0.1)
+SlurmctldHost=localhost(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
-AuthType=auth/none
-CredType=cred/none
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={munge}/munge.sock
 SlurmctldPort={_free_port()}
 SlurmdPort={_free_port()}
 StateSaveLocation={home}/state
@@ -84,19 +93,28 @@ SelectTypeParameters=CR_CPU
 MpiDefault=none
 ReturnToService=2
 SlurmdParameters=config_overrides
+CommunicationParameters=NoInAddrAny
 NodeName=sweepnode NodeAddr=127.0.0.1 NodeHostname={host} CPUs={os.cpu_count()} RealMemory=1000 State=UNKNOWN
 PartitionName=sweep Nodes=sweepnode Default=YES MaxTime=INFINITE State=UP
 """)
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
         self.daemons = []
         try:
-            for cmd in (["slurmctld", "-D", "-c"], ["slurmd", "-D", "-N", "sweepnode"]):
-                log = (home / "log" / f"{cmd[0]}.out").open("w")
-                self.daemons.append(subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT))
+            # -f: munged runs as root here, which it otherwise refuses
+            self._start(["munged", "-F", "-f", f"--socket={munge}/munge.sock", f"--key-file={munge}/munge.key",
+                         f"--pid-file={munge}/munged.pid", f"--seed-file={munge}/munged.seed",
+                         f"--log-file={home}/log/munged.log"])
+            _wait("MUNGE socket", (munge / "munge.sock").exists, 30, step=0.1)
+            self._start(["slurmctld", "-D", "-c"])
+            self._start(["slurmd", "-D", "-N", "sweepnode"])
             _wait("idle Slurm node", lambda: self.run("sinfo", "-h", "-o", "%T").strip() == "idle", 60)
         except BaseException:
             self.stop()
             raise
+
+    def _start(self, cmd: list[str]) -> None:
+        log = (self.home / "log" / f"{cmd[0]}.out").open("w")
+        self.daemons.append(subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT))
 
     def run(self, *cmd: str, check: bool = False) -> str:
         proc = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=60)
@@ -113,10 +131,10 @@ PartitionName=sweep Nodes=sweepnode Default=YES MaxTime=INFINITE State=UP
         return int(fields["ExitCode"].split(":")[0])
 
     def stop(self) -> None:
-        """Cancel what is left, wait for the queue to drain, stop both daemons; then any process
+        """Cancel what is left, wait for the queue to drain, stop the daemons; then any process
         this cluster started that is still alive (its slurmstepd, a task's suite: their environment
         names this slurm.conf) is killed by its id."""
-        if self.daemons and self.daemons[0].poll() is None:
+        if len(self.daemons) == 3 and all(p.poll() is None for p in self.daemons):
             for job in self.queue():
                 self.run("scancel", job)
             try:

@@ -18,7 +18,7 @@ Two YAML 1.1 forms stay accepted. The merge key `<<` is not in the 1.2 core sche
 1.2 libraries in use (go-yaml v3, js-yaml, ruamel.yaml) still merge with it, and
 the case files use it to share an attribute set and override one entry. `y`/`n` (booleans in the
 YAML 1.1 spec's list) are text to PyYAML and to YAML 1.2 alike, and the case files use `N` as an
-axis name; where a boolean is meant they are refused as text, with a hint (load.py, expand.py).
+axis name; where a boolean is meant they are refused as text, with a hint (messages.py).
 """
 from __future__ import annotations
 
