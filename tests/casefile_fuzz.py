@@ -367,6 +367,212 @@ def huge(rng, P):
     return _dump(doc), ("accept", ("count", None))
 
 
+# ---------------------------------------------------------------- YAML that means one thing
+
+# where an integer is meant: the rules, stated apart from the loader
+_INT_KINDS = ("status", "allocated_dim", "described_dim", "attr:int64", "attr:int8", "attr:int_array", "check_int",
+              "rank")
+
+
+def _int_kind_of(doc, path):
+    if path[0] == "signature" and "ranks" in path:
+        return "rank"
+    if path[0] == "checks":
+        return "check_int"               # a check's status, limit or boundary
+    return _int_kind(doc, path)
+
+
+def _int_leaves(doc):
+    """(path, value, kind) of every integer leaf that must stay an integer."""
+    return [(p, v, k) for p, v in _walk(doc) if isinstance(v, int) and not isinstance(v, bool) and p
+            for k in [_int_kind_of(doc, p)] if k in _INT_KINDS]
+
+
+def _refusal(path, group, words):
+    return ("reject", group if path[:1] == ("groups",) else None, words)
+
+
+def integral_floats(rng, P):
+    """2.0, 3., !!float 9, 4.0e+0 where an integer is meant: a float, whatever its value."""
+    while True:
+        name, piece, group = rng.choice(P.pieces)
+        doc = _copy(piece)
+        leaves = _int_leaves(doc)
+        if leaves:
+            break
+    path, value, _ = rng.choice(leaves)
+    raw = rng.choice([f"{value}.0", f"{value}.", f"!!float {value}", f"{value}.0e+0", f"{value}.000"])
+    _set(doc, path, SENTINEL)
+    return _dump(doc).replace(SENTINEL, raw, 1), _refusal(path, group, [("integer", f"(write {value})")])
+
+
+def _yaml11_int(rng, v: int) -> str:
+    """v written in a form YAML 1.1 reads as v and YAML 1.2 does not (or in another base)."""
+    forms = [f"0{v:o}" if v >= 0 else f"-0{-v:o}", f"0x{v:x}" if v >= 0 else f"-0x{-v:x}",
+             f"0o{v:o}" if v >= 0 else f"{v}_0", str(v)[:1] + "_" + str(v)[1:] if abs(v) >= 10 else f"0{v}"]
+    if v >= 60:
+        forms.append(f"{v // 60}:{v % 60:02d}")                  # base 60
+    return rng.choice(forms)
+
+
+_YAML11_BOOLS = ["yes", "no", "on", "off", "Yes", "NO", "On", "OFF"]
+_YAML11_FLOATS = ["1e3", "-.5", "1_0.5", "1:30.0", "2E-3", "1e400", "+.5e1", "6e0"]
+_READINGS = ("YAML 1.2", "plain decimal")
+
+
+def yaml11_forms(rng, P):
+    """Forms YAML 1.1 and 1.2 read differently (octal, base 60, hex, 0o, underscores, yes/no/on/
+    off, exponent-only floats): refused; the same text quoted is text and is kept."""
+    name, piece, group = rng.choice(P.pieces)
+    doc = _copy(piece)
+    variant = rng.randrange(5)
+    if variant == 0:
+        leaves = _int_leaves(doc) or [(p, v, None) for p, v in _walk(doc) if isinstance(v, int) and p]
+        if leaves:
+            path, value, _ = rng.choice(leaves)
+            _set(doc, path, SENTINEL)
+            return _dump(doc).replace(SENTINEL, _yaml11_int(rng, value), 1), _refusal(path, group, [_READINGS])
+    if variant == 1:                         # a boolean, or any text, written as yes/no/on/off
+        leaves = [p for p, v in _walk(doc) if isinstance(v, (bool, str)) and p and p[-1] != "name"]
+        path = rng.choice(leaves)
+        _set(doc, path, SENTINEL)
+        return _dump(doc).replace(SENTINEL, rng.choice(_YAML11_BOOLS), 1), _refusal(path, group, [_READINGS])
+    if variant == 2:                         # a number written as only YAML 1.2 reads it
+        leaves = [p for p, v in _walk(doc) if isinstance(v, (int, float)) and not isinstance(v, bool) and p]
+        if leaves:
+            path = rng.choice(leaves)
+            _set(doc, path, SENTINEL)
+            return _dump(doc).replace(SENTINEL, rng.choice(_YAML11_FLOATS), 1), _refusal(path, group, [_READINGS])
+    if variant == 3:                         # a key YAML 1.1 reads as a boolean
+        path, mapping = rng.choice(_mappings(doc))
+        mapping[SENTINEL] = 1
+        return _dump(doc).replace(SENTINEL, rng.choice(_YAML11_BOOLS), 1), \
+            _refusal(path, group, [_READINGS])
+    # quoted, each of them is text: a note keeps it as written
+    text = rng.choice(_YAML11_BOOLS + _YAML11_FLOATS + ["011", "1:30", "0x10", "0o10", "y", "N", "~"])
+    _note_holder(rng, doc)["note"] = SENTINEL
+    quote = rng.choice(["'", '"'])
+    return _dump(doc).replace(SENTINEL, quote + text + quote, 1), ("accept", ("note", text))
+
+
+def _note_holder(rng, doc) -> dict:
+    """Where a note reaches a case: a matrix group, or one scenario of an invalid group."""
+    g = doc["groups"][0]
+    return g if "matrix" in g else rng.choice(g["invalid"]["scenarios"])
+
+
+def _statuses(doc):
+    return [p for p, v in _walk(doc) if p[:1] == ("groups",) and "status" in p
+            and (p[-1] == "status" or p[-2:-1] == ("status",))]
+
+
+def status_types(rng, P):
+    """A status that is text, a list, a boolean, a float, null or a mapping of anything but codes."""
+    while True:
+        name, piece, group = rng.choice(P.pieces)
+        doc = _copy(piece)
+        paths = _statuses(doc) or ([("groups", 0, "status")] if "matrix" in doc["groups"][0] else [])
+        if paths:
+            break
+    path = rng.choice(paths)
+    bad = rng.choice(["161002", [161002], True, False, 161002.0, 0.0, None, [], {}, {"others": "0"},
+                      {"others": [0]}, {"others": 1.5}, {"others": None}, {"others": {"a": 1}}, "0x10"])
+    _set(doc, path, bad)
+    return _dump(doc), ("reject", group, ["status"])
+
+
+def _family_lists(doc):
+    return [p for p, v in _walk(doc) if isinstance(v, list) and p and p[-1] == "families" and v]
+
+
+def duplicate_families(rng, P):
+    """A family listed twice: top level, group, scenario, deviation, check; or twice in a status map."""
+    while True:
+        name, piece, group = rng.choice(P.pieces)
+        doc = _copy(piece)
+        lists, maps = _family_lists(doc), [p for p in _statuses(doc) if isinstance(_get(doc, p), dict)]
+        if lists or maps:
+            break
+    if lists and (not maps or rng.random() < 0.8):
+        path = rng.choice(lists)
+        families = _get(doc, path)
+        families.insert(rng.randrange(len(families) + 1), rng.choice(families))
+        return _dump(doc), _refusal(path, group, ["listed twice"])
+    path = rng.choice(maps)
+    mapping = _get(doc, path)
+    key = rng.choice(list(mapping))
+    mapping[SENTINEL] = mapping[key]
+    return _dump(doc).replace(SENTINEL, key, 1), _refusal(path, group, ["duplicate key", repr(key)])
+
+
+def _ranks(doc, tensor: str) -> list[int]:
+    return next(p["ranks"] for p in doc["signature"] if p["name"] == tensor)
+
+
+def _wrong_rank(rng, ranks: list[int]) -> list[int]:
+    rank = rng.choice([r for r in (0, 1, 2, 3, 4, 5, 6, 9, 16) if r not in ranks])
+    return [rng.choice([1, 2, 3]) for _ in range(rank)]
+
+
+def ranks_out_of_range(rng, P):
+    """A prepared shape (matrix row, invalid base) of a rank the op cannot take: refused. A wrong
+    rank described in a scenario's tensors: accepted, unless the scenario expects it to pass."""
+    name, piece, group = rng.choice(P.pieces)
+    doc = _copy(piece)
+    g = doc["groups"][0]
+    ranks = _ranks(doc, doc["output_like"])
+    variant = rng.randrange(4)
+    if "matrix" in g and variant < 2:
+        i = rng.randrange(len(g["matrix"]["shape"]))
+        g["matrix"]["shape"][i] = _wrong_rank(rng, ranks)
+        return _dump(doc), ("reject", group, ["has rank", f"matrix.shape.{i}"])
+    if "matrix" in g:
+        return _dump(doc), ("accept", ("count", None))
+    sc = rng.choice(g["invalid"]["scenarios"])
+    if variant == 0:
+        g["invalid"]["base"]["shape"] = _wrong_rank(rng, ranks)
+        return _dump(doc), ("reject", group, ["has rank"])
+    tensor = rng.choice([p["name"] for p in doc["signature"] if p["type"] == "tensor"])
+    shape = _wrong_rank(rng, _ranks(doc, tensor))
+    sc.setdefault("tensors", {}).setdefault(tensor, {})["shape"] = shape
+    if variant == 1:                       # (its tensors may also contradict a status 0: either is said)
+        sc["base"] = dict(sc.get("base") or {}, shape=_wrong_rank(rng, ranks))
+        return _dump(doc), ("reject", group, [("has rank", "expected to pass")])
+    if variant == 2:                       # described only: any rank, but it cannot pass
+        sc.pop("check", None)
+        sc.pop("families", None)
+        sc["status"] = 0
+        return _dump(doc), ("reject", group, ["expected to pass"])
+    if sc.get("status") == 0 or (isinstance(sc.get("status"), dict) and 0 in sc["status"].values()):
+        sc["status"] = 161002
+        sc.pop("check", None)
+    return _dump(doc), ("accept", ("tensor_shape", (tensor, shape)))
+
+
+_UNSEEN = ["\\x07", "\\x1b[2J", "\\x00", "\\u202e", "\\u200b", "\\x85", "\\u2028", "\\x7f", "\\t", "\\r", "\\ufeff"]
+
+
+def control_chars(rng, P):
+    """Control and invisible characters (YAML double-quoted escapes): kept as they are in free text,
+    refused in names; either way the error line itself is printable (_judge)."""
+    name, piece, group = rng.choice(P.pieces)
+    doc = _copy(piece)
+    escapes = "".join(rng.choice(_UNSEEN) for _ in range(rng.randint(1, 3)))
+    if rng.random() < 0.5:                 # a note: free text, kept
+        _note_holder(rng, doc)["note"] = SENTINEL
+        text = "before " + escapes + " after"
+        value = text.encode().decode("unicode_escape")
+        return _dump(doc).replace(SENTINEL, f'"{text}"', 1), ("accept", ("note", value))
+    names = [p for p, v in _walk(doc) if isinstance(v, str) and p[:1] == ("groups",) and
+             p[-1] in ("dtype", "index_dtype", "format", "layout", "values", "check", "null", "name") or
+             (isinstance(v, str) and len(p) > 1 and p[-2] in ("dtype", "families", "format", "layout", "values"))]
+    path = rng.choice(names)
+    value = _get(doc, path)
+    _set(doc, path, SENTINEL)
+    renamed = path[-1] == "name" and len(path) == 3       # the error then names the group as renamed
+    return _dump(doc).replace(SENTINEL, f'"{value}{escapes}"', 1), _refusal(path, None if renamed else group, [])
+
+
 _OTHER_VALUES = [None, True, False, "text", 1.5, -0.0, float("nan"), float("inf"), [], {}, [1, 2], "float16",
                  "NCHW", "", "null", {"a": 1}, [[1]], 2 ** 31]
 
@@ -413,6 +619,12 @@ CLASSES = {               # class -> (generator, mutants at scale 1)
     "absurd_numbers": (absurd_numbers, 170),
     "huge": (huge, 20),
     "other": (other, 170),
+    "integral_floats": (integral_floats, 120),
+    "yaml11_forms": (yaml11_forms, 140),
+    "status_types": (status_types, 110),
+    "duplicate_families": (duplicate_families, 110),
+    "ranks_out_of_range": (ranks_out_of_range, 120),
+    "control_chars": (control_chars, 110),
 }
 
 
@@ -425,6 +637,11 @@ def _check_accept(spec, cases) -> str | None:
     if what == "tensor_dim":
         found = any(value in (ch.get("shape") or []) for c in cases if c.mutation
                     for ch in c.mutation.tensors.values())
+    elif what == "tensor_shape":
+        tensor, shape = value
+        found = any(c.mutation and (c.mutation.tensors.get(tensor) or {}).get("shape") == shape for c in cases)
+    elif what == "note":
+        found = any(c.note == value for c in cases)
     else:
         found = any(value in (v if isinstance(v, list) else [v]) for c in cases for v in c.call_attrs.values())
     return None if found else f"accepted, but no case carries {value!r}"
@@ -440,6 +657,8 @@ def _judge(path: Path, expect, outcome) -> str | None:
         text = str(err)
         if "\n" in text or "\r" in text:
             return "error spans several lines"
+        if not text.isprintable():
+            return f"error holds non-printable characters: {ascii(text[:300])}"
         if len(text) > MAX_ERROR_LEN:
             return f"error is {len(text)} characters long"
         if not text.startswith(str(path)):
@@ -450,7 +669,8 @@ def _judge(path: Path, expect, outcome) -> str | None:
             _, group, words = expect
             if group is not None and err.group != group:
                 return f"error names group {err.group!r}, not {group!r}: {text[:300]}"
-            missing = [w for w in words if w not in text]
+            # a tuple of words: any one of them will do
+            missing = [w for w in words if not (any(x in text for x in w) if isinstance(w, tuple) else w in text)]
             if missing:
                 return f"error lacks {missing}: {text[:300]}"
         return None

@@ -56,6 +56,18 @@ def _scenario(doc):
     return doc["groups"][1]["invalid"]["scenarios"][0]
 
 
+def _ranked(doc, ranks=(3, 4)):
+    """BASE with the op's rank limits on every tensor of its signature (MaxPool2d: 3-D or 4-D)."""
+    for p in doc["signature"]:
+        if p["type"] == "tensor":
+            p["ranks"] = ranks if isinstance(ranks, dict) else list(ranks)
+    return doc
+
+
+def _base(doc):
+    return doc["groups"][1]["invalid"]["base"]
+
+
 def test_base_document_is_valid(tmp_path):
     op, cases = load(_write(tmp_path, BASE))
     assert op.name == "MaxPool2dWithIndicesBackward" and len(cases) == 2
@@ -127,6 +139,74 @@ MISTAKES = [
      "matrix.attrs.0.padding", "65 entries"),
     ("matrix-too-big", lambda d: _matrix(d).update(shape=[[1, 1, 1, i + 1] for i in range(101)], dtype=["float32"] * 1000),
      "basic", "matrix", "expands to 101000 cases"),
+    # integers written as floats: before, a shape of 4.0 ran as 4 under an id reading 4.0, and a float
+    # status was a collection traceback (AttributeError: 'float' object has no attribute 'items')
+    ("shape-float", lambda d: _matrix(d).update(shape=[[1, 2, 4.0, 4]]), "basic", "matrix.shape.0.2",
+     "expected an integer, got a float: 4.0 (write 4)"),
+    ("base-shape-float", lambda d: _base(d).update(shape=[1.0, 1, 4, 4]), "bad_args", "invalid.base.shape.0",
+     "got a float: 1.0 (write 1)"),
+    ("described-shape-float", lambda d: _scenario(d).update(tensors={"self": {"shape": [1, 1, 4, 4.0]}}), "bad_args",
+     "invalid.scenarios.0.tensors.self.shape.3", "got a float: 4.0 (write 4)"),
+    ("int-array-float", lambda d: _matrix(d)["attrs"][0].update(kernelSize=[2.0, 2]), "basic",
+     "matrix.attrs.0.kernelSize", "got [2.0, 2] (write 2)"),
+    ("check-limit-float", lambda d: d["checks"][0].update(limit={"tensor": "self", "dims": 2.0, "max": 100}), None,
+     "checks.0.limit.dims", "got a float: 2.0 (write 2)"),
+    ("status-float", lambda d: _scenario(d).update(status=161001.0), "bad_args", "invalid.scenarios.0.status",
+     "expected an integer or a mapping, got a float: 161001.0 (write 161001)"),
+    ("group-status-float", lambda d: d["groups"][0].update(status=0.0), "basic", "status", "got a float: 0.0 (write 0)"),
+    ("status-map-float", lambda d: _scenario(d).update(status={"ascend950": 161001.0, "others": 161001}), "bad_args",
+     "invalid.scenarios.0.status.ascend950", "expected an integer, got a float: 161001.0 (write 161001)"),
+    ("check-status-float", lambda d: d["checks"][0].update(status=161001.0), None, "checks.0.status",
+     "got a float: 161001.0 (write 161001)"),
+    ("status-text", lambda d: _scenario(d).update(status="161001"), "bad_args", "invalid.scenarios.0.status",
+     'expected an integer or a mapping, got text: "161001"'),
+    ("status-list", lambda d: _scenario(d).update(status=[161001]), "bad_args", "invalid.scenarios.0.status",
+     "expected an integer or a mapping, got a list: [161001]"),
+    ("status-bool", lambda d: _scenario(d).update(status=True), "bad_args", "invalid.scenarios.0.status",
+     "expected an integer or a mapping, got a boolean: true"),
+    ("status-null", lambda d: _scenario(d).update(status=None), "bad_args", "invalid.scenarios.0.status",
+     "expected an integer or a mapping, got null"),
+    ("status-map-text", lambda d: _scenario(d).update(status={"others": "161001"}), "bad_args",
+     "invalid.scenarios.0.status.others", 'expected an integer, got text: "161001"'),
+    # a family listed twice (before: accepted, the list kept both)
+    ("family-twice-top", lambda d: d.update(families=["ascend910b", "ascend950", "ascend910b"]), None, "families",
+     "family 'ascend910b' is listed twice"),
+    ("family-twice-group", lambda d: d["groups"][0].update(families=["ascend950", "ascend950"]), "basic", "families",
+     "family 'ascend950' is listed twice"),
+    ("family-twice-scenario", lambda d: _scenario(d).update(families=["ascend910b", "ascend910b"]), "bad_args",
+     "invalid.scenarios.0.families", "family 'ascend910b' is listed twice"),
+    ("family-twice-deviation", lambda d: d["groups"][0].update(deviations=[
+        {"backend": "aclnn", "families": ["ascend950", "ascend950"], "reason": "r"}]), "basic", "deviations.0.families",
+     "family 'ascend950' is listed twice"),
+    ("family-twice-check", lambda d: d["checks"][0].update(families=["ascend910b", "ascend910b"]), None,
+     "checks.0.families", "family 'ascend910b' is listed twice"),
+    # rank limits from the signature (before: none; a rank-9 shape failed only at run time, as a case error)
+    ("rank-9-matrix", lambda d: _matrix(_ranked(d)).update(shape=[[1] * 9]), "basic", "matrix.shape.0",
+     "shape [1, 1, 1, 1, 1, 1, 1, 1, 1] has rank 9, but self takes rank 3 or 4"),
+    ("rank-2-base", lambda d: _base(_ranked(d)).update(shape=[4, 4]), "bad_args", "invalid.base.shape",
+     "shape [4, 4] has rank 2, but self takes rank 3 or 4"),
+    ("rank-5-scenario-base", lambda d: _scenario(_ranked(d)).update(base={"shape": [1, 1, 1, 4, 4]}), "bad_args",
+     "invalid.scenarios.0.base.shape", "has rank 5, but self takes rank 3 or 4"),
+    ("rank-per-family", lambda d: _matrix(_ranked(d, {"ascend950": [4], "others": [3, 4]})).update(shape=[[2, 4, 4]]),
+     "basic", "matrix.shape.0", "has rank 3, but self takes rank 4 on ascend950"),
+    ("rank-family-missing", lambda d: _ranked(d, {"ascend950": [3, 4]}), "basic", "matrix.shape.0",
+     "gives self's ranks per family, but none for 'ascend910b'"),
+    ("rank-unknown-family", lambda d: _ranked(d, {"ascend95": [3, 4], "others": [4]}), None, "signature.0.ranks",
+     "unknown SoC family 'ascend95' in ranks"),
+    ("rank-float", lambda d: _ranked(d, (3, 4.0)), None, "signature.0.ranks.1", "got a float: 4.0 (write 4)"),
+    ("rank-twice", lambda d: _ranked(d, (3, 3)), None, "signature.0.ranks", "has non-unique elements"),
+    ("rank-beyond-max", lambda d: _ranked(d, (3, 33)), None, "signature.0.ranks", "rank 33 is more than 32"),
+    ("ranks-of-an-attribute", lambda d: d["signature"][3].update(ranks=[1]), None, "signature.3.ranks",
+     "ranks given for 'kernelSize', which is not a tensor"),
+    ("wrong-rank-expected-to-pass", lambda d: (_ranked(d), _scenario(d).pop("check"), _scenario(d).update(
+        status=0, tensors={"indices": {"shape": [1, 1, 1, 4, 4]}})), "bad_args",
+     "invalid.scenarios.0.tensors.indices.shape",
+     "indices of rank 5 is expected to pass on ascend910b (status 0), but indices takes rank 3 or 4"),
+    # a boolean written as text YAML 1.1 would read as one (y/n: PyYAML and YAML 1.2 read text)
+    ("bool-attr-y", lambda d: _matrix(d)["attrs"][0].update(ceilMode="n"), "basic", "matrix.attrs.0.ceilMode",
+     "(YAML 1.1 reads 'n' as false, PyYAML and YAML 1.2 as text: write true or false)"),
+    ("bool-field-y", lambda d: d["groups"][0].update(deterministic="Y"), "basic", "deterministic",
+     "expected true or false, got text: \"Y\" (YAML 1.1 reads 'Y' as true"),
 ]
 MISTAKES = [m for m in MISTAKES if m[1] is not None]
 
@@ -234,6 +314,121 @@ TEXT_MISTAKES = [
     ("too-large", "op: X\n#" + "x" * (1 << 20) + "\n", None, ["larger than 1048576 bytes"]),
     ("int-too-long", "op: X\nfamilies: " + "9" * 5000 + "\n", None, ["cannot be converted"]),
 ]
+
+
+
+
+def _flow(doc=BASE) -> str:
+    """BASE as YAML text with its innermost lists and mappings in flow style ([1, 2, 4, 4])."""
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=1000)
+
+
+def _replaced(old: str, new: str, doc=BASE) -> str:
+    text = _flow(doc)
+    assert text.count(old) >= 1, old
+    return text.replace(old, new, 1)
+
+
+_TIMED = copy.deepcopy(BASE)
+_TIMED["groups"][0]["timeout_s"] = 90
+_DETERMINISTIC = copy.deepcopy(BASE)
+_DETERMINISTIC["groups"][0]["deterministic"] = True
+_STATUS_MAP = copy.deepcopy(BASE)
+_STATUS_MAP["groups"][1]["invalid"]["scenarios"][0]["status"] = {"ascend910b": 161001, "ascend950": 161001}
+
+# YAML that YAML 1.1 (PyYAML) and YAML 1.2 read differently: (id, text, group, field, words). Before,
+# each was accepted as YAML 1.1 reads it (or refused without saying why, where 1.1 reads text).
+YAML11_MISTAKES = [
+    ("octal-dim", _replaced("[1, 2, 4, 4]", "[1, 011, 4, 4]"), "basic", "matrix.shape.0.1",
+     "'011' is the integer 9 under YAML 1.1 (PyYAML) but the integer 11 under YAML 1.2: write 9 or 11"),
+    ("leading-zero-dim", _replaced("[1, 2, 4, 4]", "[1, 02, 4, 4]"), "basic", "matrix.shape.0.1",
+     "'02' is the integer 2: write integers in plain decimal (2)"),
+    ("hex-dim", _replaced("[1, 2, 4, 4]", "[1, 0x2, 4, 4]"), "basic", "matrix.shape.0.1",
+     "'0x2' is the integer 2: write integers in plain decimal (2)"),
+    ("0o-dim", _replaced("[1, 2, 4, 4]", "[1, 0o2, 4, 4]"), "basic", "matrix.shape.0.1",
+     "'0o2' is the text '0o2' under YAML 1.1 (PyYAML) but the integer 2 under YAML 1.2"),
+    ("underscore-status", _replaced("gradOutput, status: 161001", "gradOutput, status: 161_001"), "bad_args", "invalid.scenarios.0.status",
+     "'161_001' is the integer 161001 under YAML 1.1 (PyYAML) but the text '161_001' under YAML 1.2"),
+    ("sexagesimal-timeout", _replaced("timeout_s: 90", "timeout_s: 1:30", _TIMED), "basic", "timeout_s",
+     "'1:30' is the integer 90 under YAML 1.1 (PyYAML) but the text '1:30' under YAML 1.2: write 90"),
+    ("exponent-timeout", _replaced("timeout_s: 90", "timeout_s: 1e3", _TIMED), "basic", "timeout_s",
+     "'1e3' is the text '1e3' under YAML 1.1 (PyYAML) but the number 1000.0 under YAML 1.2: write 1000.0"),
+    ("yes-attr", _replaced("ceilMode: false", "ceilMode: yes"), "basic", "matrix.attrs.0.ceilMode",
+     "'yes' is true under YAML 1.1 (PyYAML) but the text 'yes' under YAML 1.2: write true or false"),
+    ("off-field", _replaced("deterministic: true", "deterministic: Off", _DETERMINISTIC), "basic", "deterministic",
+     "'Off' is false under YAML 1.1"),
+    ("on-key", _replaced("  matrix:", "  on: 1\n  matrix:"), "basic", None, "'on' is true under YAML 1.1"),
+    ("explicit-float-status", _replaced("gradOutput, status: 161001", "gradOutput, status: !!float 161001"), "bad_args",
+     "invalid.scenarios.0.status", "got a float: 161001.0 (write 161001)"),
+    ("explicit-int-octal", _replaced("gradOutput, status: 161001", "gradOutput, status: !!int 0161001"), "bad_args",
+     "invalid.scenarios.0.status", "!!int '0161001' is the integer 57857 under YAML 1.1 (PyYAML) but the integer 161001 under YAML 1.2"),
+    ("explicit-bool-yes", _replaced("ceilMode: false", "ceilMode: !!bool yes"), "basic", "matrix.attrs.0.ceilMode",
+     "!!bool 'yes' is true under YAML 1.1 (PyYAML) but no value (it is not of that type) under YAML 1.2"),
+    ("status-map-family-twice", _replaced("ascend950: 161001", "ascend950: 161001, ascend910b: 161001", _STATUS_MAP),
+     "bad_args", "invalid.scenarios.0.status.ascend910b", "duplicate key 'ascend910b'"),
+]
+
+
+@pytest.mark.parametrize("text,group,field,words", [m[1:] for m in YAML11_MISTAKES], ids=[m[0] for m in YAML11_MISTAKES])
+def test_yaml_read_two_ways_is_refused_with_both_readings(tmp_path, text, group, field, words):
+    path = tmp_path / "case.yaml"
+    path.write_text(text)
+    with pytest.raises(CaseFileError) as info:
+        load(path)
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith(str(path)), msg
+    assert words in msg, msg
+    assert info.value.group == group and info.value.field == field, msg
+
+
+@pytest.mark.parametrize("quoted", ["'011'", '"1:30"', "'yes'", '"off"', "'0x10'", "'1e3'", "'y'", '"~"'])
+def test_quoted_forms_stay_text(tmp_path, quoted):
+    """Text that only looks like a YAML 1.1 number or boolean is kept as written when quoted."""
+    path = tmp_path / "case.yaml"
+    doc = copy.deepcopy(BASE)
+    doc["groups"][0]["note"] = "SENTINEL"
+    path.write_text(_flow(doc).replace("SENTINEL", quoted))
+    _, cases = load(path)
+    assert cases[0].note == quoted[1:-1]
+
+
+def test_integers_and_yaml_forms_that_mean_one_thing_are_kept(tmp_path):
+    """The refusals stop at what is ambiguous: +1, -0, 3. (a float where a number is meant), a merge
+    key (merged by the YAML 1.2 libraries in use too) and y as text all load as both versions read them."""
+    doc = copy.deepcopy(BASE)
+    doc["distributions"] = {"w": {"kind": "uniform", "low": -1.5, "high": 2.5}}
+    doc["groups"][0]["note"] = "SENTINEL"
+    text = (_flow(doc).replace("low: -1.5", "low: -0").replace("high: 2.5", "high: 3.").replace("SENTINEL", "y")
+            .replace("[1, 2, 4, 4]", "[+1, 2, 4, 4]")
+            .replace("{check: B1, 'null': gradOutput, status: 161001}", "{<<: {check: B1, 'null': gradOutput}, status: 161001}"))
+    path = tmp_path / "case.yaml"
+    path.write_text(text)
+    _, cases = load(path)
+    assert cases[0].shape == (1, 2, 4, 4) and cases[0].note == "y"
+    assert cases[1].check == "B1" and cases[1].mutation.null == "gradOutput"
+
+
+def test_every_tensor_of_every_case_file_has_its_ranks():
+    """The rank limits come from the spec (sections A/B); a tensor without them would let any
+    rank through to run time."""
+    from pathlib import Path
+    files = sorted((Path(__file__).resolve().parents[1] / "cases").glob("*.yaml"))
+    assert files
+    for f in files:
+        op, cases = load(f)
+        for t in op.tensor_params:
+            assert t.ranks, f"{f.name}: {t.name} has no ranks"
+        for c in cases:
+            assert len(c.shape) in op.shaped.ranks_on(c.families[0]), c.id
+
+
+def test_a_wrong_rank_described_in_a_scenario_is_kept(tmp_path):
+    """A scenario may describe a tensor of any rank (that is how a rank check is aimed at)."""
+    doc = _ranked(copy.deepcopy(BASE))
+    _scenario(doc).update(tensors={"gradInput": {"shape": [1, 1, 1, 1, 4, 4]}}, status=161002, check="B1")
+    doc["checks"][0]["status"] = 161002
+    _, cases = load(_write(tmp_path, doc))
+    assert cases[1].mutation.tensors["gradInput"]["shape"] == [1, 1, 1, 1, 4, 4]
 
 
 @pytest.mark.parametrize("text,group,words", [m[1:] for m in TEXT_MISTAKES], ids=[m[0] for m in TEXT_MISTAKES])

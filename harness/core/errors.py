@@ -1,13 +1,16 @@
 """Errors the harness reports to users in one line (never a traceback)."""
 from __future__ import annotations
 
+from .text import printable
+
 # A case file can put anything into a message (a group name that is a 10 MB list, a key
-# with newlines): each part is cut to a bounded length and kept on one line.
+# with newlines, an escape sequence): each part is cut to a bounded length and kept on one
+# printable line.
 _LIMITS = {"path": 300, "group": 80, "field": 160, "message": 400}
 
 
 def _one_line(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
+    text = printable(" ".join(str(text).split()))
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

@@ -11,8 +11,8 @@ import math
 
 from ..core import dtypes, families, formats
 from ..core.errors import CaseFileError
-from . import distributions, ids
-from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec
+from . import distributions, ids, messages
+from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec, Param
 from .vocabulary import Vocabulary
 
 
@@ -46,19 +46,24 @@ class Where:
     # ------------------------------------------------------------ single values
 
     def families(self, fld, names) -> tuple[str, ...]:
-        for n in names:
+        for i, n in enumerate(names):
             if n not in families.FAMILIES:
                 raise self.error(f"unknown SoC family {n!r}; valid: {', '.join(families.FAMILIES)}", fld)
+            if n in names[:i]:
+                raise self.error(f"family {n!r} is listed twice", fld)
         return tuple(names)
 
     def status_value(self, fld, v) -> int:
         if not is_status(v):
-            raise self.error(f"status {v!r} is not an aclnn status (0, 161xxx, 361xxx or 561xxx)", fld)
+            shown = messages.shown(v) + messages.hint(v, {"integer"})
+            raise self.error(f"status {shown} is not an aclnn status (0, 161xxx, 361xxx or 561xxx)", fld)
         return v
 
     def status(self, fld, spec, fams) -> dict:
-        if isinstance(spec, int):
+        if _is_int(spec):
             return {f: self.status_value(fld, spec) for f in fams}
+        if not isinstance(spec, dict):     # the schema refuses these first; the ATK loader does not use it
+            raise self.error("status: " + messages.wrong_type(spec, ["integer", "object"]), fld)
         for k, v in spec.items():
             self.status_value(f"{fld}.{k}", v)
             if k != "others" and k not in families.FAMILIES:
@@ -99,6 +104,33 @@ class Where:
             raise self.error(f"shape {shape} has more than {MAX_ELEMENTS} elements (the cap for cases whose "
                              "inputs are allocated)", fld)
         return tuple(shape)
+
+    def ranks(self, fld, spec) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """A tensor's `ranks:` (a list, or a mapping family/'others' -> list) as (family, ranks) pairs."""
+        table = spec if isinstance(spec, dict) else {"others": spec}
+        for k, ranks in table.items():
+            if k != "others" and k not in families.FAMILIES:
+                raise self.error(f"unknown SoC family {k!r} in ranks; valid: {', '.join(families.FAMILIES)} "
+                                 "or 'others'", fld)
+            if max(ranks) > MAX_RANK:
+                raise self.error(f"rank {max(ranks)} is more than {MAX_RANK}", fld)
+        return tuple((k, tuple(sorted(v))) for k, v in table.items())
+
+    def rank(self, fld, shape, tensor: Param, fams) -> None:
+        """An allocated shape of `tensor` within the ranks the op takes on every family of the case.
+        (A wrong rank on purpose belongs in a scenario's `tensors:`: described, never prepared.)"""
+        if not tensor.ranks:
+            return
+        for fam in fams:
+            ranks = tensor.ranks_on(fam)
+            if ranks is None:
+                raise self.error(f"the signature gives {tensor.name}'s ranks per family, but none for {fam!r} "
+                                 "(give it, or 'others')", fld)
+            if len(shape) not in ranks:
+                on = "" if dict(tensor.ranks).keys() == {"others"} else f" on {fam}"
+                raise self.error(f"shape {list(shape)} has rank {len(shape)}, but {tensor.name} takes rank "
+                                 f"{' or '.join(map(str, ranks))}{on} (signature ranks); a wrong rank on purpose "
+                                 "goes in an invalid scenario's tensors:", fld)
 
     def any_shape(self, fld, shape) -> tuple[int, ...]:
         """A shape only described to the library (an invalid scenario's tensor): int64 dimensions."""
@@ -167,7 +199,9 @@ class Where:
     def _attr(self, where, name, kind, v):
         if kind == "int_array":
             if v is not None and not (isinstance(v, list) and all(_is_int(x) for x in v)):
-                raise self.error(f"{name} must be a list of integers (or null), got {v!r}", where)
+                bad = next((x for x in v if not _is_int(x)), None) if isinstance(v, list) else None
+                raise self.error(f"{name} must be a list of integers (or null), got {v!r}"
+                                 f"{messages.hint(bad, {'integer'})}", where)
             if v is not None and len(v) > MAX_ARRAY_LEN:
                 raise self.error(f"{name} has {len(v)} entries, more than {MAX_ARRAY_LEN}", where)
             if v is not None and not all(INT64_MIN <= x <= INT64_MAX for x in v):
@@ -181,7 +215,8 @@ class Where:
         else:
             ok = _is_int(v)
         if not ok:
-            raise self.error(f"{name} must be {kind}, got {v!r}", where)
+            expected = {bool: "boolean", float: "number", int: "integer"}[want]
+            raise self.error(f"{name} must be {kind}, got {v!r}{messages.hint(v, {expected})}", where)
         if kind == "int8" and not -128 <= v <= 127:
             raise self.error(f"{name} must fit int8, got {v}", where)
         if kind == "int64" and not INT64_MIN <= v <= INT64_MAX:
@@ -218,6 +253,8 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
     status = w.status("status", g.get("status", 0), fams)
     standard = w.standard("standard", g.get("standard", op.standard))
     shapes = [w.shape(f"matrix.shape.{i}", s) for i, s in enumerate(m["shape"])]
+    for i, shape in enumerate(shapes):
+        w.rank(f"matrix.shape.{i}", shape, op.shaped, fams)
     dts = [w.dtype("matrix.dtype", d) for d in m["dtype"]]
     for d in dts:
         w.standard("standard", standard, d)
@@ -258,6 +295,19 @@ def _tensor_changes(w: Where, fld: str, changes: dict, op: OpSpec) -> dict:
     return out
 
 
+def _accepted_ranks(w: Where, fld: str, changes: dict, op: OpSpec, status: dict) -> None:
+    """A described tensor may have any rank, but a family cannot accept (status 0) a rank the
+    op does not take: such a scenario contradicts the signature's ranks."""
+    params = {p.name: p for p in op.tensor_params}
+    for t, ch in changes.items():
+        for fam, s in status.items():
+            ranks = params[t].ranks_on(fam)
+            if "shape" in ch and s == 0 and ranks is not None and len(ch["shape"]) not in ranks:
+                raise w.error(f"{t} of rank {len(ch['shape'])} is expected to pass on {fam} (status 0), but "
+                              f"{t} takes rank {' or '.join(map(str, ranks))} (signature ranks)",
+                              f"{fld}.tensors.{t}.shape")
+
+
 def _agrees_with_check(w: Where, fld: str, status: dict, check) -> None:
     """A scenario aimed at check Bx expects Bx's status, or 0 where a family accepts the call
     (e.g. a dtype only 950 supports); any other status means the scenario or the check is wrong."""
@@ -293,6 +343,7 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
             raise w.error(f"null names {null!r}, which is not a tensor or int_array parameter "
                           f"nor one of phase 1's out-pointers ({', '.join(OUT_POINTERS)})", f"{fld}.null")
         changes = _tensor_changes(w, fld, sc.get("tensors"), op)
+        _accepted_ranks(w, fld, changes, op, status)
         attrs = w.attrs(src("attrs"), base["attrs"], op)
         attr_changes = w.attrs(f"{fld}.attrs", sc.get("attrs") or {}, op, partial=True)
         dt = w.dtype(src("dtype"), base["dtype"])
@@ -301,7 +352,9 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         lay = w.layouts(src("layout"), base.get("layout", "contiguous"), op)
         dist = w.distribution(src("values"), base.get("values", "uniform"), named)
         label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
-        cases.append(Case(op, name, f"{name}[{label}]", "invalid", w.shape(src("shape"), base["shape"]),
+        shape = w.shape(src("shape"), base["shape"])
+        w.rank(src("shape"), shape, op.shaped, fams)     # the base is prepared as a valid call first
+        cases.append(Case(op, name, f"{name}[{label}]", "invalid", shape,
                           dt, idt, fmt, lay, attrs, dist, fams, status, op.standard, g.get("tier", "default"),
                           sc.get("note", g.get("note")), sc.get("check"), Mutation(null, changes, attr_changes),
                           timeout_s=g.get("timeout_s")))

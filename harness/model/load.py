@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from ..core.errors import CaseFileError
-from . import distributions, source
+from . import distributions, messages, source
 from .expand import MAX_CASES, Where, expand_invalid, expand_matrix
 from .spec import Check, Limit, OpSpec, Param
 from .vocabulary import Vocabulary
@@ -20,11 +20,19 @@ from .vocabulary import Vocabulary
 _SCHEMA_PATH = Path(__file__).with_name("schema.yaml")
 
 
+def _is_integer(checker, instance) -> bool:
+    """JSON Schema counts 2.0 as an integer; a case file's integers are written as integers (a
+    shape of [2.0] would run as 2 under a case id reading 2.0)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
 @functools.lru_cache(maxsize=1)
 def _validator():
     import jsonschema      # only when a case file is expanded anew (build/casefiles/ holds the rest)
     schema = yaml.safe_load(_SCHEMA_PATH.read_text())
-    return jsonschema.Draft202012Validator(schema)
+    base = jsonschema.Draft202012Validator
+    strict = jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine("integer", _is_integer))
+    return strict(schema)
 
 
 def _field(loc) -> str | None:
@@ -32,6 +40,7 @@ def _field(loc) -> str | None:
 
 
 def _schema_error(path, doc, err) -> CaseFileError:
+    err = messages.innermost(err)
     loc = list(err.absolute_path)
     group = None
     if len(loc) >= 2 and loc[0] == "groups" and isinstance(loc[1], int):
@@ -39,10 +48,7 @@ def _schema_error(path, doc, err) -> CaseFileError:
         g = groups[loc[1]] if loc[1] < len(groups) else {}
         group = g.get("name", f"#{loc[1]}") if isinstance(g, dict) else f"#{loc[1]}"
         loc = loc[2:]
-    msg = err.message
-    if err.validator == "oneOf" and "matrix" in str(err.schema):
-        msg = "a group needs exactly one of 'matrix' or 'invalid'"
-    return CaseFileError(path, msg, group, _field(loc))
+    return CaseFileError(path, messages.schema_message(err), group, _field(loc))
 
 
 def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
@@ -54,7 +60,10 @@ def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
         dt = p.get("dtype")
         if p["type"] == "tensor" and dt not in (None, "data", "index"):
             dt = w.dtype(f"signature.{i}.dtype", dt)
-        params.append(Param(p["name"], p["type"], dt, bool(p.get("output", False))))
+        if "ranks" in p and p["type"] != "tensor":
+            raise w.error(f"ranks given for {p['name']!r}, which is not a tensor", f"signature.{i}.ranks")
+        ranks = w.ranks(f"signature.{i}.ranks", p["ranks"]) if "ranks" in p else ()
+        params.append(Param(p["name"], p["type"], dt, bool(p.get("output", False)), ranks))
     if not any(p.output for p in params):
         raise w.error("no output tensor (mark one with output: true)", "signature")
     return params, seen

@@ -12,7 +12,9 @@ and refuses instead, before anything is constructed:
   alias bomb stops after a handful of events, and validation never sees more);
 - an alias may not refer to a collection that contains it;
 - mapping keys are plain scalars, each at most once per mapping;
-- only JSON-like types (str, int, float, bool, null, seq, map) are produced.
+- only JSON-like types (str, int, float, bool, null, seq, map) are produced;
+- a scalar YAML 1.1 and YAML 1.2 read differently (`011`, `1:30`, `yes`, `1e3`, the merge key
+  `<<`) is refused with both readings, and integers are plain decimal (readings.py says why).
 
 Every refusal is a SourceProblem carrying the path of keys/indices where it
 happened, so the loader can name the group and the field.
@@ -27,6 +29,8 @@ from yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, ScalarE
                          StreamEndEvent)
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
+
+from . import readings
 
 try:    # libyaml's event parser when PyYAML was built with it; the pure-Python one otherwise
     from yaml._yaml import CParser as _Parser
@@ -148,8 +152,13 @@ class _BoundedComposer:
         before = self._total
         self._add(1, event)
         if isinstance(event, ScalarEvent):
-            tag = event.tag if event.tag not in (None, "!") else self.resolve(ScalarNode, event.value,
-                                                                               event.implicit)
+            explicit = event.tag not in (None, "!")
+            tag = event.tag if explicit else self.resolve(ScalarNode, event.value, event.implicit)
+            self._allowed(tag, event)
+            if explicit or event.implicit[0]:           # a tag or a plain scalar: resolved, not quoted text
+                why = readings.problem(self, tag, event.value, explicit)
+                if why:
+                    self._refuse(why, event.start_mark)
             node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
         else:
             if len(self._path) >= MAX_DEPTH:
@@ -165,13 +174,17 @@ class _BoundedComposer:
             self._parents.pop()
             node.end_mark = self.get_event().end_mark               # collection end
             self._open.discard(anchor)
+            self._allowed(tag, event)
+        if anchor is not None:
+            self.anchors[anchor], self._sizes[anchor] = node, self._total - before
+        return node
+
+    def _allowed(self, tag, event):
+        """JSON-like types only. A merge key passes here: readings.py refuses it with both readings."""
         if tag not in _ALLOWED_TAGS and tag != _MERGE_TAG:
             short = tag[len(_TAG):] if tag.startswith(_TAG) else tag
             self._refuse(f"a value of type {short!r} is not allowed here (quote it if it is text)",
                          event.start_mark)
-        if anchor is not None:
-            self.anchors[anchor], self._sizes[anchor] = node, self._total - before
-        return node
 
     def _elements(self, node):
         while not self.check_event(SequenceEndEvent):
@@ -182,16 +195,14 @@ class _BoundedComposer:
     def _items(self, node):
         first_line = {}
         while not self.check_event(MappingEndEvent):
-            self._path.append(len(node.value))      # a key has no name until composed
-            key = self._node()
-            self._path[-1] = key.value if isinstance(key, ScalarNode) else len(node.value)
+            key = self._node()                      # at the mapping's path: a refused key names its mapping
+            self._path.append(key.value if isinstance(key, ScalarNode) else len(node.value))
             if not isinstance(key, ScalarNode):
                 self._refuse(f"a mapping key must be a plain value, not a {key.id}", key.start_mark)
-            if key.tag != _MERGE_TAG:
-                if key.value in first_line:
-                    self._refuse(f"duplicate key {_scalar_text(key)} (first at line {first_line[key.value]})",
-                                 key.start_mark)
-                first_line[key.value] = _line(key.start_mark)
+            if key.value in first_line:
+                self._refuse(f"duplicate key {_scalar_text(key)} (first at line {first_line[key.value]})",
+                             key.start_mark)
+            first_line[key.value] = _line(key.start_mark)
             node.value.append((key, self._node()))
             self._path.pop()
 

@@ -23,6 +23,14 @@ class Param:
     type: str                 # tensor | int_array | bool | int64 | int8 | double
     dtype: str | None = None  # tensors: 'data', 'index' or a fixed dtype name
     output: bool = False
+    # tensors: the ranks the op takes, as (family or "others", ranks) pairs (spec sections A/B);
+    # empty: not given, no limit
+    ranks: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+    def ranks_on(self, family: str) -> tuple[int, ...] | None:
+        """The ranks this tensor may have on `family`; None when the case file gives none."""
+        table = dict(self.ranks)
+        return table.get(family, table.get("others"))
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,11 @@ class OpSpec:
     @property
     def marker(self) -> str:
         return self.golden
+
+    @property
+    def shaped(self) -> Param:
+        """The tensor a case's `shape` is the shape of (the output has its shape)."""
+        return next(p for p in self.params if p.name == self.output_like)
 
     @property
     def tensor_params(self) -> tuple[Param, ...]:

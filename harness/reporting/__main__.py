@@ -20,6 +20,7 @@ from .identity import opapi_hash
 from .runs import Problem, Report, load_run
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
+from ..core.text import printable
 
 
 def _gate_report(report: Report, baseline_path: str) -> int:
@@ -70,12 +71,10 @@ def cmd_merge(a) -> int:
                "digest_splits": changes.digest_splits(report.records)}
     (out / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=1) + "\n", encoding="utf-8")
     paths = writers.write_all(report, out, html=not a.no_html)
-    for line in report.gate_lines:
-        print(line)
-    for p in report.problems:
-        print(f"{'PROBLEM' if p.blocking else 'NOTE'} {p.kind}: {p.message}")
+    _say(report.gate_lines)
+    _say(f"{'PROBLEM' if p.blocking else 'NOTE'} {p.kind}: {p.message}" for p in report.problems)
     if report.changes:
-        print("\n".join(changes.lines(report.changes)))
+        _say(changes.lines(report.changes))
     if summary["digest_splits"]:
         print(f"{len(summary['digest_splits'])} output(s) differ between families (summary.md)")
     print("totals: " + ", ".join(f"{s.value} {n}" for s, n in report.ordered_totals()))
@@ -101,9 +100,15 @@ def _records_of(path: Path) -> list[dict]:
     return rec_mod.load_results(path)
 
 
+def _say(lines) -> None:
+    """Lines that carry case ids, reasons and messages, each printed as one printable line."""
+    for line in lines:
+        print(printable(line))
+
+
 def cmd_compare(a) -> int:
     result = changes.compare(_records_of(Path(a.now)), _records_of(Path(a.before)), a.drift, a.floor, previous_label=a.before)
-    print("\n".join(changes.lines(result)))
+    _say(changes.lines(result))
     if a.json:
         Path(a.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 1 if a.fail_on_new and (result["new_failures"] or result["new_flakes"]) else 0
@@ -145,7 +150,7 @@ def cmd_gate(a) -> int:
     report = Report(f"gate of {a.run}", [run], run.records + rec_mod.missing_records(run.manifest, run.records,
                                                                                    run.identity.get("backend_properties") or {}))
     code = _gate_report(report, a.baseline)
-    print("\n".join(report.gate_lines))
+    _say(report.gate_lines)
     return code
 
 

@@ -14,9 +14,18 @@ from markupsafe import Markup, escape as markupsafe_escape
 from .runs import Report
 from .records import metrics_of, status_of
 from ..core.status import ORDER, Status
+from ..core.text import printable
+
+def _shown(value):
+    """Every `{{ }}` of the template passes here before autoescaping: text gets its non-printable
+    characters escaped (HTML has no place for a control character; a bidi override would reorder
+    what follows it); the SVG plots, already markup, and non-text values pass as they are."""
+    return printable(value, lines=True) if isinstance(value, str) and not isinstance(value, Markup) else value
+
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("harness.reporting", "templates"),
-                          autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                          autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                          finalize=_shown)
 
 COLOURS = {Status.PASS: "#2e7d32", Status.FAIL: "#c62828", Status.CRASH: "#6a1b9a", Status.TIMEOUT: "#ad1457",
            Status.SKIP: "#9e9e9e", Status.MISSING: "#ef6c00", Status.EXPECTED_FAIL: "#f9a825",
@@ -45,7 +54,8 @@ def _strip_plot(op: str, points: list) -> Markup:
         dots[key] = dots.get(key, 0) + 1
     width = _LEFT + _W_CAT * len(cats) + 10
     height = _TOP + _H + _BOTTOM
-    e = markupsafe_escape
+    def e(text):
+        return markupsafe_escape(printable(text))
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="9" role="img" aria-label="{e(op)}">',
            f'<text x="{width / 2}" y="11" text-anchor="middle" font-size="11">{e(op)}</text>',

@@ -14,6 +14,7 @@ from .gate import is_gate_failure
 from .recorder import Recorder
 from ..target import Target
 from ..core.status import Status
+from ..core.text import printable
 
 USAGE_ERROR = 4       # pytest's exit status for a bad command line, which a refused --gate is
 
@@ -261,4 +262,4 @@ class RunReporting:
             out.append(f"STOPPED by {stopped}: {missing} case(s) MISSING; `./run suite --resume {rec.dir}` "
                        "runs only those")
         out.append(f"reports: {rec.dir} (results.jsonl, summary.md, junit.xml" + (", report.html)" if rec.html else ")"))
-        return out
+        return [printable(line) for line in out]     # a reason's ESC sequence must not reach the terminal

@@ -9,21 +9,23 @@ from .perf_summary import markdown as perf_markdown
 from .runs import Report
 from .records import status_of
 from ..core.status import Status
+from ..core.text import printable
 
 _IDENTITY_ROWS = ("backend", "simulated", "soc_name", "family", "cann_version", "suite_commit", "started", "ended",
                   "stopped", "command", "host")
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """One table cell or list item: one line, every non-printable character escaped."""
+    return printable(str(text).replace("\n", " ")).replace("|", "\\|")
 
 
 def summary_md(report: Report) -> str:
-    out = [f"# {report.title}", ""]
+    out = [f"# {_cell(report.title)}", ""]
     for run in report.runs:
         ident = run.identity
         kind = "SIMULATED (not hardware)" if ident.get("simulated") else "HARDWARE"
-        out += [f"## {run.label}: {kind}", "", "| | |", "|---|---|"]
+        out += [f"## {_cell(run.label)}: {kind}", "", "| | |", "|---|---|"]
         out += [f"| {k} | {_cell(ident.get(k, ''))} |" for k in _IDENTITY_ROWS if ident.get(k) not in (None, "")]
         for path, sha in (ident.get("library_sha256") or {}).items():
             out.append(f"| library | `{_cell(path)}` sha256 `{sha}` |")
@@ -31,7 +33,7 @@ def summary_md(report: Report) -> str:
             out.append(f"| switch | `{k}={_cell(v)}` |")
         out.append("")
     if report.gate_lines:
-        out += ["## Gate", "", "```", *report.gate_lines, "```", ""]
+        out += ["## Gate", "", "```", *(printable(line) for line in report.gate_lines), "```", ""]
     if report.problems:
         out += ["## Problems with the runs", ""] + [
             f"- **{p.kind}**: {_cell(p.message)}" + ("" if p.blocking else " (noted, not failing)") for p in report.problems] + [""]
@@ -47,9 +49,10 @@ def summary_md(report: Report) -> str:
     if listed:
         out += ["## Not passing", ""]
         for r in listed[:200]:
-            out.append(f"- **{status_of(r).value}** `{r['case_id']}` ({r.get('family') or 'any'}): {_cell(r.get('reason', ''))}")
+            out.append(f"- **{status_of(r).value}** `{_cell(r['case_id'])}` ({_cell(r.get('family') or 'any')}): "
+                       f"{_cell(r.get('reason', ''))}")
             if r.get("repro") and status_of(r) not in (Status.EXPECTED_FAIL,):
-                out.append(f"  - repro: `{r['repro']}`")
+                out.append(f"  - repro: `{_cell(r['repro'])}`")
         if len(listed) > 200:
             out.append(f"- … and {len(listed) - 200} more (results.jsonl)")
         out.append("")
@@ -71,27 +74,32 @@ def summary_md(report: Report) -> str:
     return "\n".join(out)
 
 
-# XML 1.0 cannot hold other control characters at all (a library message may carry them): shown as \xNN
-_CONTROL = {c: f"\\x{c:02x}" for c in range(32) if chr(c) not in "\t\n\r"}
-_ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;", "\r": "&#13;",
-                               "\t": "&#09;", **_CONTROL})
-_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;", **_CONTROL})
+# XML 1.0 cannot hold most control characters at all (a library message may carry them):
+# printable() shows them as \xNN first, then the markup characters are escaped
+_ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;", "\t": "&#09;"})
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def _xml_attr(value) -> str:
+    return printable(value, lines=True).translate(_ATTR_ESCAPES)
 
 
 def _start(name: str, attrs: dict, indent: str = "") -> str:
     """The start tag without its closing '>' (an empty element ends it with '/>')."""
-    return indent + "<" + name + "".join(f' {k}="{str(v).translate(_ATTR_ESCAPES)}"' for k, v in attrs.items())
+    return indent + "<" + name + "".join(f' {k}="{_xml_attr(v)}"' for k, v in attrs.items())
 
 
 def _element(name: str, attrs: dict, text: str | None = None, indent: str = "") -> str:
     head = _start(name, attrs, indent)
-    return head + ("/>" if text is None else ">" + text.translate(_TEXT_ESCAPES) + "</" + name + ">")
+    if text is None:
+        return head + "/>"
+    return head + ">" + printable(text, lines=True).translate(_TEXT_ESCAPES) + "</" + name + ">"
 
 
 def junit_xml(report: Report) -> bytes:
     """One testsuite per run; the run's identity as suite properties; per case, its status and identity.
     Written as text (ElementTree's tree and serializer were most of a 3,000-case report's time)."""
-    out = ['<?xml version="1.0" encoding="utf-8"?>', f'<testsuites name="{report.title.translate(_ATTR_ESCAPES)}">']
+    out = ['<?xml version="1.0" encoding="utf-8"?>', f'<testsuites name="{_xml_attr(report.title)}">']
     by_dir: dict[str, list[dict]] = {}
     for r in report.records:
         by_dir.setdefault(r.get("_run", ""), []).append(r)
