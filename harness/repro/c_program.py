@@ -15,6 +15,11 @@ def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _c_format(text: str) -> str:
+    """`text` as a C printf format that prints it as it is."""
+    return _c_string(text.replace("%", "%%"))
+
+
 def _comment(text: str) -> str:
     return text.replace("*/", "* /")
 
@@ -146,7 +151,7 @@ def _judge(plan: Plan) -> str:
     """The verdict, in the order harness/judge/runner.py judges (every failed step is listed)."""
     check = f" [{plan.check}]" if plan.check else ""
     lines = [f"        if (status != {plan.status})",
-             f"            fail(\"phase-1 status %d, expected {plan.status}{check}\", (int)status);",
+             f"            fail(\"phase-1 status %d, expected {plan.status}%s\", (int)status, {_c_string(check)});",
              "        else if (status == 0 && not_run[0]) {"]
     if plan.kind == "valid":        # a valid case must run; only scenarios may stop after phase 1
         lines.append("            fail(\"phase 2 not run: %s\", not_run);")
@@ -156,7 +161,7 @@ def _judge(plan: Plan) -> str:
     if plan.empty_inputs:
         empty = ", ".join(plan.empty_inputs)
         lines += ["            if (workspaceSize)",
-                  f"                fail(\"empty {empty}: phase 1 returned workspace %llu, expected 0\", "
+                  f"                fail(\"empty %s: phase 1 returned workspace %llu, expected 0\", {_c_string(empty)}, "
                   "(unsigned long long)workspaceSize);",
                   "            printf(\"note: kernel launches of an empty case are not observable through the public "
                   "API\\n\");"]
@@ -169,7 +174,7 @@ def _judge(plan: Plan) -> str:
     for j in plan.judgements:
         n = c_decls.ident(j.output)
         lines += [f"            if (outside_view_changed(&t_{n}))",
-                  f"                fail(\"{j.output}: the library {reasons.OUTSIDE_VIEW} (strided gaps changed)\");",
+                  f"                fail({_c_format(f'{j.output}: the library {reasons.OUTSIDE_VIEW} (strided gaps changed)')});",
                   f"            compare_output(&t_{n}, \"{j.file}\", {int(j.integer)}, \"{plan.standard}\", \"{j.dtype}\", "
                   f"{n}_thresholds, {j.golden_not_whole}LL, {_c_string(j.shape_mismatch)});"]
     lines.append("        }")
@@ -230,7 +235,7 @@ int main(int argc, char **argv)
 {array_decl}
     set_data_dir(argc, argv);
     printf("case: %s\\n", {_c_string(plan.case_id)});
-    printf("expected on {plan.family}: {expectation}\\n");
+    printf("%s\\n", {_c_string(f"expected on {plan.family}: {expectation}")});
     if (!acl_ok(aclInit(NULL), "aclInit(NULL)"))
         goto cleanup;
     initialised = 1;
