@@ -579,3 +579,14 @@ def test_the_program_is_clean_c_and_cxx(feature, tmp_path, swcann_root):
         p = subprocess.run([*compiler, "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "repro.c", include],
                            cwd=directory, capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stderr
+
+
+def test_cases_dir_is_where_ids_are_looked_up(tmp_path, capsys):
+    case = next(c for c, f in SELECTED.values() if "valid" in f)
+    other = next(c for c, _ in SELECTED.values() if c.op.name != case.op.name)
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / Path(case.op.path).name).write_bytes(Path(case.op.path).read_bytes())
+    assert repro_cli.main(["c", case.id, "-o", str(tmp_path / "r"), "--cases", str(tmp_path / "cases")]) == 0
+    assert (tmp_path / "r" / "repro.c").is_file()
+    assert repro_cli.main(["c", other.id, "-o", str(tmp_path / "r2"), "--cases", str(tmp_path / "cases")]) == 2
+    assert f"unknown case id {other.id!r}" in capsys.readouterr().err

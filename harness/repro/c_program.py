@@ -46,9 +46,7 @@ def _header(plan: Plan) -> str:
 
 def _arg_expr(a: ArgPlan) -> str:
     name = c_decls.ident(a.name)
-    if a.kind == "out_pointer":
-        return f"NULL /* {a.name}: NULL, as the case passes it */"
-    if a.value is None:
+    if a.kind == "out_pointer" or a.value is None:
         return f"NULL /* {a.name}: NULL, as the case passes it */"
     if a.kind == "tensor":
         return f"t_{name}.handle"
@@ -79,8 +77,8 @@ def _create_args(plan: Plan) -> str:
 def _phase1(plan: Plan) -> str:
     args = [_arg_expr(a) for a in plan.args if a.kind != "out_pointer"]
     null = plan.null_out_pointers
-    args.append(_arg_expr(ArgPlan("workspaceSize", "out_pointer", None)) if "workspaceSize" in null else "&workspaceSize")
-    args.append(_arg_expr(ArgPlan("executor", "out_pointer", None)) if "executor" in null else "&executor")
+    for out in ("workspaceSize", "executor"):
+        args.append(_arg_expr(ArgPlan(out, "out_pointer", None)) if out in null else f"&{out}")
     call = f"{plan.aclnn}GetWorkspaceSize(\n        " + ",\n        ".join(args) + ")"
     size = ('    printf("workspace size: not asked (NULL workspaceSize)\\n");\n' if "workspaceSize" in null else
             '    printf("workspace size: %llu\\n", (unsigned long long)workspaceSize);\n')
@@ -111,7 +109,7 @@ def _phase2(plan: Plan) -> str:
                         f"t_{c_decls.ident(t.name)}.nbytes))\n                goto cleanup;\n" for t in outputs)
     written = "".join(f"            if (input_changed(&t_{c_decls.ident(t.name)}))\n"
                       f"                snprintf(written + strlen(written), sizeof written - strlen(written), "
-                      f"\"%s{t.name}\", written[0] ? \", \" : \"\");\n" for t in inputs)
+                      f"\"%s%s\", written[0] ? \", \" : \"\", {_c_string(t.name)});\n" for t in inputs)
     return f"""    if (status == 0) {{
         if (workspaceSize > 0 && !workspace_alloc(&workspace, workspaceSize)) {{
             executor_unused = 1;
