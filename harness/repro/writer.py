@@ -40,7 +40,8 @@ def _readme(plan: plan_mod.Plan) -> str:
     if plan.numerics:
         expectation += f", numerics within {plan.standard}"
     inputs = ", ".join(f"{t.file} ({t.name}'s whole storage)" for t in plan.tensors if not t.is_output) or "no inputs"
-    goldens = ", ".join(f"{j.file} ({j.output}'s golden, logical order)" for j in plan.judgements) or \
+    goldens = ", ".join(f"{j.file} ({j.output}'s golden: {'int64' if j.integer else 'float64'}, little endian, "
+                        f"channel-first order)" for j in plan.judgements) or \
         "no golden (the case compares no numerics here)"
     return README.format(case_id=plan.case_id, family=plan.family, expectation=expectation, build=BUILD_COMMAND,
                          run=RUN_COMMAND.replace(" [DIR]", ""), standard=plan.standard if plan.numerics else
