@@ -131,7 +131,7 @@ _IN_PROCESS = textwrap.dedent("""
     from pathlib import Path
     from types import SimpleNamespace
     from harness import backends
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
     from harness.judge.runner import run_case
     soc = sys.argv[1]
     settings = SimpleNamespace(backend="aclnn", device=None, family=soc, no_sw_fallback=False,
@@ -159,7 +159,7 @@ def overhead(soc, repeat):
 _CACHE = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
     from harness.judge.cache import GoldenCache
     cache = GoldenCache(sys.argv[1])
     cases = [c for p in sorted(Path("cases").glob("*.yaml")) for c in load_case_file(p)[1] if c.tier == sys.argv[2]]
@@ -193,7 +193,7 @@ def golden_cache(repeat, tiers=("default", "slow")):
 
 _COLLECT = textwrap.dedent("""
     import resource, sys, time
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
     t = time.perf_counter()
     _, cases = load_case_file(sys.argv[1])
     dt = time.perf_counter() - t
@@ -229,7 +229,7 @@ _GROWTH = textwrap.dedent("""
     from pathlib import Path
     from types import SimpleNamespace
     from harness import backends
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
     from harness.judge.runner import run_case
     def rss():
         for line in open("/proc/self/status"):

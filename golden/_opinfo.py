@@ -218,9 +218,11 @@ def empty_grad_unwritten(spec: str, why: str) -> ImplDeviation:
                          no_case=f"no documented result to assert: {why}")
 
 
-def max_pool_info(nsp, golden_fn, reference, rank_tags, examples, deviations=()) -> OpInfo:
-    """OpInfo of the windowed n-D max pools: everything but the reference and examples is shared."""
+def max_pool_info(nsp, golden_fn, reference, rank_tags, examples, deviations=(), model=None) -> OpInfo:
+    """OpInfo of the windowed n-D max pools: everything but the reference, examples and phase-1
+    model is shared."""
     return scatter_op_info(golden_fn, gen_config=lambda rng: gen_max_pool(rng, nsp),
                            required_tags=MAX_POOL_TAGS | frozenset(rank_tags), reference=reference,
                            autograd=max_pool_autograd(nsp), forward=max_pool_checked_forward(nsp),
-                           examples=tuple(examples), deviations=(SCATTER_LAST_WRITER_WINS,) + tuple(deviations))
+                           examples=tuple(examples), deviations=(SCATTER_LAST_WRITER_WINS,) + tuple(deviations),
+                           model=model)

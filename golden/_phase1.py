@@ -4,7 +4,8 @@ A model sees exactly what the library's GetWorkspaceSize sees: every tensor as t
 `aclCreateTensor` received (view dims in the tensor's format order, dtype, format, strides,
 offset), every attribute as passed (None for a NULL pointer), and which of phase 1's two output
 pointers were NULL. It runs the op's section-B checks in the spec's code order for one SoC
-family and says which check fires first and with which status (0 and no check: phase 1 accepts).
+family and says which check fires first and with which status (0 and no check: phase 1 ran to its
+end; 0 and a check: the early successful return of that check, e.g. an empty input).
 
 A model is an ordered tuple of Rules, so a test can break one on purpose (swap two rules, drop
 one) and see the case files catch it. Models are written from `shared/spec/ops/*.md` alone and
@@ -47,14 +48,18 @@ class Call:
 
 @dataclass(frozen=True)
 class Phase1:
-    """What phase 1 returns: the status, and the check that returned it (None when status is 0)."""
+    """What phase 1 returns: the status, and the check that returned it (None when phase 1 passed
+    every check and ran to its end; a check with status 0 is an early successful return, which
+    leaves the workspace at 0 and launches nothing)."""
     status: int
     check: str | None = None
 
 
-# A rule's answer: None to go on with the next rule, or the status phase 1 returns here
-# (0: an early successful return, e.g. an empty input).
-RuleFn = Callable[[Call, str, dict], "int | None"]
+# A rule's answer: None to go on with the next rule; the status phase 1 returns here (0: an early
+# successful return, e.g. an empty input); or PASSED: the call took a path that ends in success here
+# (a fast path, a route between kernels), with no check failing and no later rule run.
+PASSED = "passed"
+RuleFn = Callable[[Call, str, dict], "int | str | None"]
 
 
 @dataclass(frozen=True)
@@ -72,8 +77,10 @@ class Phase1Model:
         scratch: dict = {}
         for rule in self.rules:
             status = rule.run(call, family, scratch)
+            if status is PASSED:
+                return Phase1(0, None)
             if status is not None:
-                return Phase1(status, rule.id if status else None)
+                return Phase1(status, rule.id)
         return Phase1(0, None)
 
     def fired(self, call: Call, family: str) -> list[str]:
@@ -102,3 +109,7 @@ SUCCESS = 0
 NULLPTR = 161001
 INVALID = 161002
 INNER_NULLPTR = 561103
+# Not an aclnn status: the spec gives phase 1 no result for the call (it writes through a NULL
+# out-pointer it never checks, dereferences a NULL array, or computes from a shape no check
+# rejects). Policy 2: never asserted; an explorer skips such a call instead of judging it.
+UNDEFINED = -1

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
+from ._models.adaptive_max_pool2d_backward import EXAMPLES, MODEL
 
 OUTPUT = "gradInput"
 
@@ -115,7 +116,7 @@ def _repo_example():
 INFO = _opinfo.scatter_op_info(
     golden, gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
     required_tags=frozenset({"rank3", "rank4", "divisible", "non-divisible", "output>input"}),
-    examples=(_repo_example,),
+    examples=(_repo_example,) + EXAMPLES,     # EXAMPLES: the phase-1 model where no case reaches
     deviations=(
         _opinfo.ImplDeviation(
             "dtype_accumulation_950", "C (Accumulation), F", ("ascend950",),
@@ -135,4 +136,5 @@ INFO = _opinfo.scatter_op_info(
             "overlapping windows use fp32 atomic adds with no deterministic mode, despite DOC:237",
             groups=("dev_no_deterministic_switch",)),
         _opinfo.empty_grad_unwritten("C (Empty tensors), G.5", "PyTorch rejects an empty gradOutput plane"),
-    ))
+    ),
+    model=MODEL)

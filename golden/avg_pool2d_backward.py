@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
+from ._models.avg_pool2d_backward import EXAMPLES as MODEL_EXAMPLES, MODEL
 
 OUTPUT = "gradInput"
 
@@ -241,6 +242,7 @@ def _ceil_mode_pool_size_matches_spec():
 
 
 INFO = _opinfo.OpInfo(
+    model=MODEL,
     gen_config=_gen_config,
     required_tags=frozenset({"rank3", "rank4", "ceil=True", "ceil=False", "cip=True", "cip=False", "div=0",
                              "div>0", "div<0", "overlap", "gaps", "padding", "ceil changes shape"}),
@@ -252,7 +254,7 @@ INFO = _opinfo.OpInfo(
     examples=(_negative_divisor_gives_minus_half,
               functools.partial(_global_pool_with_padding_matches_spec, True, 0.01),
               functools.partial(_global_pool_with_padding_matches_spec, False, 0.015625),
-              _ceil_mode_pool_size_matches_spec),
+              _ceil_mode_pool_size_matches_spec) + MODEL_EXAMPLES,
     deviations=(
         _opinfo.ImplDeviation(
             "cube_ceil_divisor", "C.3 deviation 1, G.9", ("ascend910", "ascend310p"),

@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
+from ._models.max_pool2d_with_indices_backward import EXAMPLES, MODEL
 
 OUTPUT = "gradInput"
 
@@ -62,8 +63,10 @@ def _window_entirely_in_padding_is_rejected():
 
 
 INFO = _opinfo.max_pool_info(
-    2, golden, _reference_loop, {"rank3", "rank4"}, (_doc_example, _window_entirely_in_padding_is_rejected),
+    2, golden, _reference_loop, {"rank3", "rank4"},
+    (_doc_example, _window_entirely_in_padding_is_rejected) + EXAMPLES,     # EXAMPLES: the phase-1 model
     deviations=(_opinfo.ImplDeviation(
         "nhwc_read_as_nchw_a2a3", "G.4", _opinfo.A2A3,
         "NHWC passes the A2/A3 API checks, but the A2/A3 kernel reads the memory as NCHW",
-        no_case="the spec calls the result undefined (policy 2); NHWC cases run on 950 only"),))
+        no_case="the spec calls the result undefined (policy 2); NHWC cases run on 950 only"),),
+    model=MODEL)

@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
+from ._models.max_pool3d_with_argmax_backward import EXAMPLES, MODEL
 
 OUTPUT = "gradInput"
 
@@ -53,11 +54,12 @@ def _doc_example():
 
 
 INFO = _opinfo.max_pool_info(
-    3, golden, _reference_loop, {"rank4", "rank5"}, (_doc_example,),
+    3, golden, _reference_loop, {"rank4", "rank5"}, (_doc_example,) + EXAMPLES,     # EXAMPLES: the phase-1 model
     deviations=(
         _opinfo.ImplDeviation(
             "dilation_accepted_without_kernel", "G.5", _opinfo.A2A3 + ("ascend950",),
             "the API accepts any dilation > 0, but no kernel supports dilation != 1",
             no_case="undefined behaviour (policy 2): dilation != 1 is neither a valid case nor a status"),
         _opinfo.empty_grad_unwritten("C (Empty tensors), G.8", "PyTorch's forward rejects such a configuration"),
-    ))
+    ),
+    model=MODEL)

@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
+from ._models.max_unpool3d_backward import EXAMPLES as MODEL_EXAMPLES, MODEL
 
 OUTPUT = "out"
 
@@ -151,6 +152,7 @@ def _rejects_inconsistent_config(output_size, stride, shape):
 
 
 INFO = _opinfo.OpInfo(
+    model=MODEL,
     gen_config=_gen_config,
     required_tags=frozenset({"rank4", "rank5", "int", "float", "outputSize>self"}),
     reference=_reference_loop,
@@ -160,7 +162,8 @@ INFO = _opinfo.OpInfo(
              "index off by one": _index_off_by_one},
     examples=(functools.partial(_rejects_inconsistent_config, [4, 4, 4], [1, 1, 1], (1, 1, 2, 2, 2)),
               functools.partial(_rejects_inconsistent_config, [5, 4, 4], [2, 2, 2], (1, 3, 2, 2)),
-              functools.partial(_rejects_inconsistent_config, [1, 4, 4], [2, 2, 2], (1, 1, 1, 2, 2))),
+              functools.partial(_rejects_inconsistent_config, [1, 4, 4], [2, 2, 2], (1, 1, 1, 2, 2)))
+    + MODEL_EXAMPLES,
     deviations=(_opinfo.ImplDeviation(
         "out_of_range_indices_unchecked", "C (Out-of-range indices), G.9",
         _opinfo.A2A3 + ("ascend950", "ascend910"),

@@ -32,7 +32,7 @@ from pathlib import Path
 import yaml
 
 from harness.core.errors import CaseFileError
-from harness.judge import load_case_file
+from harness.operators import load_case_file
 from harness.model import expand, source
 
 ROOT = Path(__file__).resolve().parents[1]

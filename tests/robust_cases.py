@@ -67,3 +67,11 @@ def stop_and_wait(proc, send, timeout: float = 120.0) -> tuple[str, float]:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def flat(outcome) -> dict:
+    """An executor's Outcome as the flat dict these tests read: `status` is what the case did (its raw
+    status; no case file or baseline decides anything at this level), diagnostics at the top."""
+    import dataclasses
+    d = {k: v for k, v in dataclasses.asdict(outcome).items() if k not in ("raw", "diagnostics")}
+    return {**d, **outcome.diagnostics, "status": outcome.raw.value}

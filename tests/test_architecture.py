@@ -43,6 +43,8 @@ def test_contracts_hold():
     ("golden/_common.py", "import harness.core.dtypes", "reference math knows nothing of the harness"),
     # the independent loop reference borrowing the golden's helpers
     ("golden/_reference.py", "from . import _common", "the loop references stay independent"),
+    # a phase-1 model computing with torch (models are plain Python over descriptors)
+    ("golden/_models/_checks.py", "import torch", "the phase-1 models are pure Python"),
 ])
 def test_an_upward_import_is_caught(tmp_path, module, line, contract):
     root = _copy(tmp_path)

@@ -15,7 +15,7 @@ import torch
 
 from harness import inputs
 from harness.core.errors import CaseFileError
-from harness.judge import load_atk_file
+from harness.operators import load_atk_file
 from harness.judge.runner import run_case
 from harness.model import atk
 from tests.test_runner import Tampering, _nudge
@@ -124,8 +124,8 @@ def test_maxpool_indices_come_from_the_forward_not_the_placeholder():
 def test_an_atk_case_is_judged_like_any_case():
     case = next(c for c in load_atk_file(ATK_DIR / "MaxPool2dWithIndicesBackward.json", CASES)
                 if not c.skip and c.tier == "default")
-    assert run_case(case, Tampering(), "ascend910b").outcome == "passed"
-    assert run_case(case, Tampering(_nudge), "ascend910b").outcome == "failed"
+    assert run_case(case, Tampering(), "ascend910b").raw.value == "PASS"
+    assert run_case(case, Tampering(_nudge), "ascend910b").raw.value == "FAIL"
 
 
 @needs_atk
@@ -144,7 +144,7 @@ def test_unfaithful_cases_are_skipped_with_their_reason(tmp_path):
     assert "no value for outputSize" in reasons[3]
     assert all(r.startswith(f"ATK case {c.name[4:-1]} of MaxUnpool3dBackward.json: ") for c, r in zip(cases, reasons))
     out = run_case(cases[0], Tampering(), "ascend910b")
-    assert out.outcome == "skipped" and out.reason == cases[0].skip
+    assert out.raw.value == "SKIP" and out.reason == cases[0].skip
 
 
 @pytest.mark.parametrize("text,words", [

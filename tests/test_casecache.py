@@ -6,7 +6,8 @@ import pickle
 import pytest
 import yaml
 
-from harness.judge import casecache, load_case_file
+from harness.judge import casecache
+from harness.operators import load_case_file
 from tests.test_casefile_errors import BASE
 
 

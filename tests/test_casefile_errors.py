@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from harness.judge import load_case_file as load
+from harness.operators import load_case_file as load
 from harness.core.errors import CaseFileError
 
 BASE = {
@@ -302,6 +302,6 @@ def test_a_case_the_golden_cannot_prepare_is_blamed_on_the_case_file(tmp_path):
     _, cases = load(_write(tmp_path, doc))
     backend = TorchBackend(SimpleNamespace(device="cpu", family=None, deterministic=False, worker=None))
     out = run_case(next(c for c in cases if c.kind == "valid"), backend, None)
-    assert out.outcome == "failed", out
+    assert out.raw.value == "FAIL", out
     assert out.reason == ("case error, no library call made: the golden cannot prepare group 'basic' of case.yaml "
                           "(self must be 3-D or 4-D, got shape (4, 4))"), out.reason

@@ -112,7 +112,7 @@ def test_cases_sent_ahead_never_exceed_the_byte_budget(tmp_path):
     deadline. The case pytest asks for is always sent."""
     from pathlib import Path
     from harness.execution import supervisor
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
 
     class FakeChannel:                  # sizes as a real channel would report them
         def __init__(self, size):

@@ -13,7 +13,7 @@ from harness.acl.runtime import AclCallError
 from harness.backends.torch_backend import TorchBackend
 from harness.execution import child
 from harness.execution.supervisor import CaseExecutor
-from harness.judge import load_case_file
+from harness.operators import load_case_file
 from tests.robust_cases import write_cases
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,7 +51,8 @@ ERRORS = [
     ("no CANN with --no-sw-fallback", ["--backend", "aclnn", "--no-sw-fallback"], NO_CANN,
      "--no-sw-fallback: no CANN found"),
     ("SoC mismatch", ["--backend", "aclnn", "--soc", "ascend950"], {"SWCANN_SOC": "ascend910b"},
-     "but --soc ascend950 was requested"),
+     "SWCANN_SOC=ascend910b (inherited from the environment) asks the software CANN for ascend910b, but --soc "
+     "ascend950 was requested"),
     ("bad SWCANN_FAULTS", ["--backend", "aclnn"], {"SWCANN_FAULTS": "phase2_explode"},
      "Value 'phase2_explode' for env SWCANN_FAULTS is invalid"),
     ("bad SWCANN_DEVICE_COUNT", ["--backend", "aclnn"], {"SWCANN_DEVICE_COUNT": "two"},
@@ -114,10 +115,10 @@ def test_an_exception_inside_a_case_keeps_its_message(tmp_path):
     outcome, recovery = child.run_one(backend, cases[0])
     executor = CaseExecutor({"backend": "torch"})
     try:
-        record = executor._finished(cases[0], outcome, recovery)
+        outcome = executor._finished(cases[0], outcome, recovery)
     finally:
         executor.close()
-    assert record["status"] == "FAIL"
-    assert record["reason"] == ("AclCallError: aclrtMemcpy(device to host, 64 bytes) failed with 507015: "
-                                "EZ9999: device lost the buffer")
-    assert "_Failing" not in record["reason"] and "raise AclCallError" in record["traceback"]
+    assert outcome.raw.value == "FAIL"
+    assert outcome.reason == ("AclCallError: aclrtMemcpy(device to host, 64 bytes) failed with 507015: "
+                              "EZ9999: device lost the buffer")
+    assert "_Failing" not in outcome.reason and "raise AclCallError" in outcome.diagnostics["traceback"]

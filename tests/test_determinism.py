@@ -57,7 +57,7 @@ import sys, torch
 from pathlib import Path
 from types import SimpleNamespace
 from harness import backends, inputs
-from harness.judge import load_case_file
+from harness.operators import load_case_file
 deterministic = sys.argv[1] == "1"
 backend = backends.create("aclnn", SimpleNamespace(backend="aclnn", device=None, family="ascend910b",
                           no_sw_fallback=False, deterministic=deterministic, worker=None))

@@ -140,7 +140,7 @@ def _flaky(case, *args, **kwargs):
     out = _real(case, *args, **kwargs)
     if case.kind == "valid" and case.id not in _seen:      # the first attempt of each valid case fails
         _seen.add(case.id)
-        out.outcome, out.reason = "failed", "injected: fails on the first attempt only"
+        out.fail("injected: fails on the first attempt only")
     return out
 
 runner.run_case = _flaky
@@ -183,7 +183,8 @@ def test_records_and_summary_carry_the_full_identity(tmp_path):
     code, _, records = _suite(tmp_path)
     rec = records[0]
     for key in ("case_id", "nodeid", "op", "dtype", "family", "soc_name", "cann_version", "status", "raw_status",
-                "metrics", "worst", "phase1", "timings", "error", "repro", "library_sha256"):
+                "metrics", "worst", "phase1", "timings", "raw_reason", "repro", "library_sha256", "digests", "shape",
+                "attrs", "layouts", "formats"):
         assert rec.get(key) not in (None, "", [], {}), key
     assert set(rec["timings"]) >= {"inputs", "golden", "phase1", "phase2", "compare", "total"}
     assert all(m["threshold"] > 0 and m["rule"] in ("<", "<=", ">=") for m in rec["metrics"])

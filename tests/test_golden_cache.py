@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.judge import cache as cache_mod, load_case_file
+from harness.judge import cache as cache_mod
+from harness.operators import load_case_file
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = REPO / "cases" / "avg_pool2d_backward.yaml"

@@ -25,7 +25,7 @@ def test_own_journals_from_memory_say_what_the_files_say(tmp_path):
     from_disk = journal.scan(tmp_path)
     from_memory = journal.scan(tmp_path, own=(main, ctrl))
     assert list(from_memory.final) == list(from_disk.final) == ["a", "b", "c", "e"]
-    assert list(from_memory.missing) == list(from_disk.missing) == ["d"]
+    assert list(from_memory.unfinished) == list(from_disk.unfinished) == ["d"]
     # the same records; the file holds NaN as null (strict JSON), memory the value itself
     assert from_disk.final["a"]["metric"] is None and from_memory.final["a"]["status"] == "PASS"
 
@@ -54,4 +54,4 @@ def test_damaged_lines_are_skipped_and_the_rest_still_read(tmp_path):
                 '"text"\n{"event": "en')
     _write(journal.Journal(tmp_path, "run1", "gw0"), ["b"])
     state = journal.scan(tmp_path)
-    assert list(state.final) == ["a", "b"] and not state.missing
+    assert list(state.final) == ["a", "b"] and not state.unfinished

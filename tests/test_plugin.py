@@ -141,7 +141,7 @@ def test_the_pytest_side_of_a_run_never_imports_torch(suite, tmp_path, monkeypat
 
 def test_an_xdist_worker_sends_ahead_what_it_was_dealt(suite, tmp_path, monkeypatch):
     """Under xdist a worker knows more than `nextitem`: the controller deals it several items at
-    once. They go to its case worker ahead (plugin._dealt), as in a run without xdist; with
+    once. They go to its case worker ahead (plugin/private_api.dealt), as in a run without xdist; with
     `nextitem` alone the case worker idled while its pytest process reported."""
     doc = yaml.safe_load((tmp_path / "cases" / "mp.yaml").read_text())
     doc["groups"][0]["matrix"]["shape"] = [[1, 2, 4, 4 + i] for i in range(12)]
@@ -149,8 +149,8 @@ def test_an_xdist_worker_sends_ahead_what_it_was_dealt(suite, tmp_path, monkeypa
     seen = tmp_path / "upcoming.txt"
     (tmp_path / "ahead_probe.py").write_text(
         "def pytest_runtest_call(item):\n"
-        "    session = item.config.pluginmanager.get_plugin('aclnn-case-session')\n"
-        f"    open({str(seen)!r}, 'a').write(f'{{len(session.upcoming)}}\\n')\n")
+        "    lookahead = item.config.pluginmanager.get_plugin('aclnn-lookahead')\n"
+        f"    open({str(seen)!r}, 'a').write(f'{{len(lookahead())}}\\n')\n")
     monkeypatch.setenv("PYTHONPATH", ":".join([str(tmp_path), *sys.path]))
     code, out = suite("-q", "-n", "1", "-p", "ahead_probe", "--backend", "aclnn")
     assert code == 0, out

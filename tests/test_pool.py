@@ -9,8 +9,8 @@ import time
 import pytest
 
 from harness.execution.pool import CasePool
-from harness.judge import load_case_file
-from tests.robust_cases import EXECUTOR_SETTINGS as SETTINGS, write_cases
+from harness.operators import load_case_file
+from tests.robust_cases import EXECUTOR_SETTINGS as SETTINGS, flat, write_cases
 from tests.test_robust import DEADLINE_S, _faults, _pytest, _records
 
 
@@ -90,7 +90,7 @@ def test_a_hang_in_one_worker_is_a_timeout_on_time_while_another_is_awaited(tmp_
         for case in ask:
             i = order.index(case)
             ahead = [(c, deadline.get(c.id, 60.0)) for c in order[i + 1:i + 9]]
-            records[case.id] = pool.run(case, deadline.get(case.id, 60.0), ahead)
+            records[case.id] = flat(pool.run(case, deadline.get(case.id, 60.0), ahead))
         waited = time.monotonic() - started
     finally:
         pool.close()
@@ -112,7 +112,7 @@ def test_a_crash_costs_only_its_case_and_the_cases_behind_it_run_again(tmp_path,
     order = [regular[0], crashing, *regular[1:12]]
     try:
         pool.start()
-        records = [pool.run(c, 60.0, [(n, 60.0) for n in order[i + 1:i + 9]]) for i, c in enumerate(order)]
+        records = [flat(pool.run(c, 60.0, [(n, 60.0) for n in order[i + 1:i + 9]])) for i, c in enumerate(order)]
     finally:
         pool.close()
     assert [r["case_id"] for r in records] == [c.id for c in order]
@@ -129,18 +129,18 @@ def test_a_lost_device_stops_only_its_own_worker(tmp_path, monkeypatch):
     pool = CasePool(SETTINGS, "main", 2)
     try:
         pool.start()
-        assert pool.run(regular[0], 60.0)["status"] == "PASS"
-        crashed = pool.run(crashing, 60.0)
+        assert flat(pool.run(regular[0], 60.0))["status"] == "PASS"
+        crashed = flat(pool.run(crashing, 60.0))
         assert crashed["status"] == "CRASH"
         victim = next(ex for ex in pool.executors if ex.label == crashed["worker"])
         victim.settings["device"] = "7"                  # what its replacement will find
-        later = [pool.run(c, 60.0, [(n, 60.0) for n in regular[i + 2:min(i + 6, 10)]])
+        later = [flat(pool.run(c, 60.0, [(n, 60.0) for n in regular[i + 2:min(i + 6, 10)]]))
                  for i, c in enumerate(regular[1:10])]
         for ex in pool.executors:
             ex.settings["device"] = "7"                  # now the other one too
         other = next(ex for ex in pool.executors if ex is not victim)
         other._kill()                                    # its worker dies; no replacement can open
-        gone = [pool.run(c, 60.0) for c in regular[10:12]]
+        gone = [flat(pool.run(c, 60.0)) for c in regular[10:12]]
     finally:
         pool.close()
     assert victim.lost and "--device 7" in victim.lost
@@ -180,11 +180,11 @@ class _Config:
 ])
 def test_auto_case_workers(monkeypatch, config, expected):
     """auto: one per core (two here) for CPU work; one under xdist, on an accelerator, for a repro line."""
-    from harness import plugin
+    from harness.plugin import options
     from harness.execution import sizing
     monkeypatch.setattr(sizing.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(sizing, "available_memory", lambda: 64 << 30)
-    assert plugin._case_workers(config) == expected
+    assert options._case_workers(config) == expected
 
 
 @pytest.mark.parametrize("cpus, memory, expected", [

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.judge import load_case_file, runner
+from harness.judge import runner
+from harness.operators import load_case_file
 from tests.test_binding import FAMILY, _args, needs_swcann
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +65,7 @@ def test_a_relaunch_runs_the_executor_twice_and_destroys_it(backend):
         assert arg.storage.data_ptr() != second.outputs[name].storage.data_ptr()   # two downloads, not one
         assert not arg.logical.isnan().any() and not second.outputs[name].logical.isnan().any()
     assert backend.after_case() == []
-    assert runner.run_case(case, backend, FAMILY).outcome == "passed"
+    assert runner.run_case(case, backend, FAMILY).raw.value == "PASS"
 
 
 @needs_swcann
@@ -74,11 +75,11 @@ def test_a_second_launch_that_does_nothing_fails_the_case(backend, monkeypatch):
     case = _relaunch_case("max_unpool3d_backward")
     _break_phase2(backend, monkeypatch, lambda phase2, seen, *args: 0 if seen else phase2(*args))
     out = runner.run_case(case, backend, FAMILY)
-    assert out.outcome == "failed"
+    assert out.raw.value == "FAIL"
     assert out.reason.startswith("second launch of the repeatable executor: out:"), out.reason
-    assert out.verdict is not None and not out.verdict.passed      # the report shows that launch's metrics
+    assert out.verdict is not None and not out.verdict["passed"]      # the report shows that launch's metrics
     plain = runner.run_case(dataclasses.replace(case, relaunch=False), backend, FAMILY)
-    assert plain.outcome == "passed", plain.reason      # one launch: the break does not show
+    assert plain.raw.value == "PASS", plain.reason      # one launch: the break does not show
     assert backend.after_case() == []
 
 
@@ -130,10 +131,10 @@ def test_a_second_launch_in_the_first_launchs_workspace_fails_the_case(backend, 
     kept in the executor). It gets a workspace of its own and the first one must stay untouched."""
     case = _relaunch_case("max_pool3d_with_argmax_backward")
     plain = runner.run_case(case, backend, FAMILY)
-    assert plain.outcome == "passed", plain.reason
+    assert plain.raw.value == "PASS", plain.reason
     _break_phase2(backend, monkeypatch, lambda phase2, seen, ws, *rest: phase2((seen or [ws])[0], *rest))
     result = backend.run(case.op.descriptor, _args(case), relaunch=True)
     assert result.workspace_size and result.second.stale_workspace > 0
     out = runner.run_case(case, backend, FAMILY)
-    assert out.outcome == "failed" and "wrote into the first launch's workspace" in out.reason, out.reason
+    assert out.raw.value == "FAIL" and "wrote into the first launch's workspace" in out.reason, out.reason
     assert backend.after_case() == []

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.execution import journal
-from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, stop_and_wait, write_cases
+from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, stop_and_wait, write_cases
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE_S = 2.0
@@ -103,7 +103,7 @@ def test_device_error_state_is_reset_before_the_next_case(tmp_path, case_workers
     failed = [r for r in records if r["status"] != "PASS"]
     assert [_group(r) for r in failed] == ["f361"], out
     bad = failed[0]
-    assert bad["status"] == "FAIL" and bad["sync_status"] == 507015 and "ret=507015" in bad["message"]
+    assert bad["status"] == "FAIL" and bad["sync_status"] == 507015 and "ret=507015" in bad["phase1"]["message"]
     assert bad["recovery"]["ok"] and bad["recovery"]["action"].startswith("aclrtResetDevice(0)")
     by_id = {r["case_id"]: r for r in records}
     assert len({r["worker"] for r in records}) == int(case_workers)
@@ -120,7 +120,7 @@ STICKY = """
 import os, sys
 from types import SimpleNamespace
 from harness.backends.aclnn import AclnnBackend
-from harness.judge import load_case_file
+from harness.operators import load_case_file
 _, cases = load_case_file(sys.argv[1])
 by_group = {}
 for c in cases:
@@ -131,7 +131,7 @@ first = run_case(by_group["f361"], b, b.info.family)
 no_reset = run_case(by_group["before"], b, b.info.family)
 b.recover()
 after_reset = run_case(by_group["before"], b, b.info.family)
-print(first.sync_status, no_reset.outcome, no_reset.sync_status, after_reset.outcome)
+print(first.sync_status, no_reset.raw.value, no_reset.sync_status, after_reset.raw.value)
 """
 
 
@@ -140,7 +140,7 @@ def test_without_a_reset_the_device_error_state_fails_the_next_case(tmp_path):
     path = write_cases(tmp_path, channels=[1], sides=(4,))
     proc = subprocess.run([sys.executable, "-c", STICKY, str(path)], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(REPO), "SWCANN_FAULTS": _faults(f361="sync_507015")})
-    assert proc.stdout.split() == ["507015", "failed", "507015", "passed"], proc.stdout + proc.stderr
+    assert proc.stdout.split() == ["507015", "FAIL", "507015", "PASS"], proc.stdout + proc.stderr
 
 
 def _wait_for(predicate, timeout=120.0):
@@ -165,20 +165,21 @@ def test_killed_run_is_finished_by_resume(tmp_path):
         os.killpg(proc.pid, signal.SIGKILL)              # the whole run, workers included
         proc.wait()
     before = journal.scan(rep)
-    assert any("f437" in c for c in before.missing), before.missing
+    missing = before.unfinished_ids()
+    assert any("f437" in c for c in missing), missing
     listed = subprocess.run([sys.executable, "-m", "harness.execution.journal", str(rep)], capture_output=True,
                             text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert all(f"MISSING {c}" in listed.stdout for c in before.missing), listed.stdout
+    assert all(f"MISSING {c}" in listed.stdout for c in missing), listed.stdout
     total = 8 * 9 * 2 + 5
-    assert len(before.final) < total
+    assert len(before.done_ids()) < total
     code, out, _ = _pytest(tmp_path, "-q", "-n", "2", "--resume", str(rep), report=None)
     assert code == 0, out
-    assert all(f"MISSING {c}" in out for c in before.missing), out           # listed before the resume ...
+    assert all(f"MISSING {c}" in out for c in missing), out           # listed before the resume ...
     records = _records(rep)
     ids = Counter(r["case_id"] for r in records)
     assert len(ids) == total and set(ids.values()) == {1}
     assert {r["status"] for r in records} == {"PASS"}                         # ... and gone after it
-    assert f"{total - len(before.final)} passed" in out, out                 # only what had no final record
+    assert f"{total - len(before.done_ids())} passed" in out, out                 # only what had no final record
 
 
 def test_two_runs_never_share_a_report_directory(tmp_path):
@@ -206,7 +207,7 @@ def test_a_device_that_cannot_be_brought_back_stops_its_worker(tmp_path, monkeyp
     """After a crash the fresh worker cannot open its device (here: the device id went away):
     the remaining cases of that worker are not run and say why, instead of each failing."""
     from harness.execution.supervisor import CaseExecutor
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
 
     _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4,)))
     regular = [c for c in cases if c.group in ("before", "after")]
@@ -215,10 +216,10 @@ def test_a_device_that_cannot_be_brought_back_stops_its_worker(tmp_path, monkeyp
     executor = CaseExecutor(EXECUTOR_SETTINGS)
     try:
         executor.start()
-        assert executor.run(regular[0], 60)["status"] == "PASS"
-        assert executor.run(crashing, 60)["status"] == "CRASH"
+        assert flat(executor.run(regular[0], 60))["status"] == "PASS"
+        assert flat(executor.run(crashing, 60))["status"] == "CRASH"
         executor.settings["device"] = "7"              # what the replacement worker will find
-        lost = [executor.run(c, 60) for c in regular[1:4]]
+        lost = [flat(executor.run(c, 60)) for c in regular[1:4]]
     finally:
         executor.close()
     assert [r["status"] for r in lost] == ["MISSING"] * 3
@@ -231,7 +232,7 @@ def test_a_case_sent_ahead_keeps_its_own_verdict_and_deadline(tmp_path, monkeypa
     deadline counts from when the worker began it; a rerun of the current case waits its turn
     behind the case sent ahead; the case after a lost worker is sent again and passes."""
     from harness.execution.supervisor import CaseExecutor
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
 
     _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4, 6), hang_timeout_s=DEADLINE_S))
     regular = [c for c in cases if c.group in ("before", "after")]
@@ -242,13 +243,13 @@ def test_a_case_sent_ahead_keeps_its_own_verdict_and_deadline(tmp_path, monkeypa
     a, b, c, d = regular[:4]
     try:
         executor.start()
-        seq = [executor.run(a, 60, ahead=[(crashing, 60)]),        # the crash happens after a's answer
-               executor.run(crashing, 60, ahead=[(b, 60)]),        # b was never sent: the worker is gone
-               executor.run(b, 60, ahead=[(hanging, DEADLINE_S)]),
-               executor.run(b, 60, ahead=[(hanging, DEADLINE_S)])]  # a rerun of b: behind the hang
+        seq = [flat(executor.run(a, 60, ahead=[(crashing, 60)])),        # the crash happens after a's answer
+               flat(executor.run(crashing, 60, ahead=[(b, 60)])),        # b was never sent: the worker is gone
+               flat(executor.run(b, 60, ahead=[(hanging, DEADLINE_S)])),
+               flat(executor.run(b, 60, ahead=[(hanging, DEADLINE_S)]))]  # a rerun of b: behind the hang
         started = time.monotonic()
-        seq += [executor.run(hanging, DEADLINE_S, ahead=[(c, 60)]), executor.run(c, 60, ahead=[(d, 60)]),
-                executor.run(d, 60)]
+        seq += [flat(executor.run(hanging, DEADLINE_S, ahead=[(c, 60)])), flat(executor.run(c, 60, ahead=[(d, 60)])),
+                flat(executor.run(d, 60))]
         waited = time.monotonic() - started
     finally:
         executor.close()
@@ -268,7 +269,7 @@ def test_a_crash_sent_ahead_is_told_with_its_own_output_while_pytest_lags(tmp_pa
     still be that case's: the worker says where each case's output starts."""
     from harness.execution import channel as channel_mod
     from harness.execution.supervisor import CaseExecutor
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
 
     _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4,)))
     a = next(c for c in cases if c.group == "before")
@@ -284,8 +285,8 @@ def test_a_crash_sent_ahead_is_told_with_its_own_output_while_pytest_lags(tmp_pa
     try:
         executor.start()
         monkeypatch.setattr(channel_mod.Channel, "ready", lagging_ready)
-        first = executor.run(a, 60, ahead=[(crashing, 60)])
-        crashed = executor.run(crashing, 60)
+        first = flat(executor.run(a, 60, ahead=[(crashing, 60)]))
+        crashed = flat(executor.run(crashing, 60))
     finally:
         executor.close()
     assert first["status"] == "PASS" and crashed["status"] == "CRASH"
@@ -372,7 +373,7 @@ def test_a_case_worker_leaves_stop_signals_to_its_supervisor(tmp_path, sig):
     there would make the case in flight a CRASH of the library. They ignore it; the pytest process
     stops the run (test_sigterm_stops_the_run_as_ctrl_c_does)."""
     from harness.execution.supervisor import CaseExecutor
-    from harness.judge import load_case_file
+    from harness.operators import load_case_file
 
     _, cases = load_case_file(write_cases(tmp_path, channels=[1], sides=(4,)))
     executor = CaseExecutor(EXECUTOR_SETTINGS)
@@ -380,7 +381,7 @@ def test_a_case_worker_leaves_stop_signals_to_its_supervisor(tmp_path, sig):
         executor.start()
         worker = executor._proc.pid
         os.kill(worker, sig)
-        record = executor.run(cases[0], 60)
+        record = flat(executor.run(cases[0], 60))
         assert record["status"] == "PASS", record
         assert executor._proc.pid == worker and executor.resets == 0      # the same worker ran it
     finally:

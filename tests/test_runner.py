@@ -12,7 +12,8 @@ import yaml
 from harness import inputs
 from harness.backends.base import BackendInfo, RunResult
 from harness.backends.torch_backend import TorchBackend
-from harness.judge import load_case_file as load
+from harness.core.status import Status
+from harness.operators import load_case_file as load
 from harness.judge.runner import run_case
 from tests.test_casefile_errors import BASE
 
@@ -67,26 +68,26 @@ def _gap_write(out):
 
 def test_correct_device_passes(cases):
     for c in ("contiguous", "strided"):
-        assert run_case(cases[c], Tampering(), "ascend910b").outcome == "passed"
+        assert run_case(cases[c], Tampering(), "ascend910b").raw is Status.PASS
 
 
 @pytest.mark.parametrize("fault,words", [(_nudge, "at ("), (_unwritten, "NaN")], ids=["one-element-1%-off", "one-element-unwritten"])
 def test_wrong_element_is_caught_and_located(cases, fault, words):
     out = run_case(cases["contiguous"], Tampering(fault), "ascend910b")
-    assert out.outcome == "failed", out
-    assert out.verdict is not None and not out.verdict.passed
-    assert out.verdict.worst is not None
+    assert out.raw is Status.FAIL, out
+    assert out.verdict is not None and not out.verdict["passed"]
+    assert out.verdict["worst"] is not None
     assert words.lower() in out.reason.lower(), out.reason
 
 
 def test_write_outside_strided_view_is_caught(cases):
     out = run_case(cases["strided"], Tampering(_gap_write), "ascend910b")
-    assert out.outcome == "failed" and "outside the output view" in out.reason
+    assert out.raw is Status.FAIL and "outside the output view" in out.reason
 
 
 def test_unexpected_status_fails_with_message(cases):
     out = run_case(cases["contiguous"], Tampering(status=161002), "ascend910b")
-    assert out.outcome == "failed"
+    assert out.raw is Status.FAIL
     assert "phase-1 status 161002, expected 0" in out.reason and "check B1 failed" in out.reason
 
 
@@ -98,17 +99,17 @@ def test_invalid_case_passes_only_with_expected_status_and_check():
                                                 details={"names_checks": True}),
                                reports_status=True, after_case=lambda: [],
                                run=lambda c, a: RunResult(status=161001, message="EZ1001: [x] check B1 failed: null"))
-    assert run_case(case, scripted, "ascend910b").outcome == "passed"
+    assert run_case(case, scripted, "ascend910b").raw is Status.PASS
     scripted.run = lambda c, a: RunResult(status=161001, message="EZ1001: [x] check B2 failed: null")
     out = run_case(case, scripted, "ascend910b")
-    assert out.outcome == "failed" and "raised by B2 instead of B1" in out.reason
+    assert out.raw is Status.FAIL and "raised by B2 instead of B1" in out.reason
     scripted.run = lambda c, a: RunResult(status=0)
-    assert run_case(case, scripted, "ascend910b").outcome == "failed"
+    assert run_case(case, scripted, "ascend910b").raw is Status.FAIL
 
 
 def test_leak_reported_by_backend_fails_case(cases):
     out = run_case(cases["contiguous"], Tampering(leak="2 live objects"), "ascend910b")
-    assert out.outcome == "failed" and "2 live objects" in out.reason
+    assert out.raw is Status.FAIL and "2 live objects" in out.reason
 
 
 def test_phase2_failure_fails_valid_case(cases):
@@ -118,7 +119,7 @@ def test_phase2_failure_fails_valid_case(cases):
             result.phase2_status, result.message = 507015, "EZ9999: AI Core exception"
             return result
     out = run_case(cases["contiguous"], Phase2(), "ascend910b")
-    assert out.outcome == "failed" and "507015" in out.reason
+    assert out.raw is Status.FAIL and "507015" in out.reason
 
 
 def test_inputs_are_deterministic_per_case(cases):
@@ -155,7 +156,7 @@ def _past_the_tail(out):
 
 def test_write_past_the_end_of_a_contiguous_output_is_caught(cases):
     out = run_case(cases["contiguous"], Tampering(_past_the_tail), "ascend910b")
-    assert out.outcome == "failed" and "outside the output view" in out.reason
+    assert out.raw is Status.FAIL and "outside the output view" in out.reason
 
 
 def test_status0_scenario_must_run_phase2(cases):
@@ -164,18 +165,18 @@ def test_status0_scenario_must_run_phase2(cases):
     good = SimpleNamespace(info=BackendInfo("aclnn", "fake", "0", "Ascend910B2", "ascend910b", True),
                            reports_status=True, after_case=lambda: [],
                            run=lambda c, a: RunResult(status=0, phase2_status=0, sync_status=0))
-    assert run_case(case, good, "ascend910b").outcome == "passed"
+    assert run_case(case, good, "ascend910b").raw is Status.PASS
     good.run = lambda c, a: RunResult(status=0, phase2_status=0, sync_status=507015, message="EZ9999")
     out = run_case(case, good, "ascend910b")
-    assert out.outcome == "failed" and "stream sync 507015" in out.reason
+    assert out.raw is Status.FAIL and "stream sync 507015" in out.reason
     good.run = lambda c, a: RunResult(status=0)          # phase 2 silently never ran
-    assert run_case(case, good, "ascend910b").outcome == "failed"
+    assert run_case(case, good, "ascend910b").raw is Status.FAIL
 
 
 def test_empty_case_must_report_workspace_0(cases):
     case = replace(cases["contiguous"], shape=(0, 3, 6, 6), name="basic[empty]")
     empty = Tampering()
-    assert run_case(case, empty, "ascend910b").outcome == "passed"
+    assert run_case(case, empty, "ascend910b").raw is Status.PASS
 
     class Workspace(Tampering):
         def run(self, c, args):
@@ -183,7 +184,7 @@ def test_empty_case_must_report_workspace_0(cases):
             result.workspace_size = 1024
             return result
     out = run_case(case, Workspace(), "ascend910b")
-    assert out.outcome == "failed" and "workspace 1024, expected 0" in out.reason
+    assert out.raw is Status.FAIL and "workspace 1024, expected 0" in out.reason
 
 
 class Launching(Tampering):
@@ -202,18 +203,18 @@ class Launching(Tampering):
 def test_empty_case_must_launch_nothing(cases):
     case = replace(cases["contiguous"], shape=(0, 3, 6, 6), name="basic[empty]")
     out = run_case(case, Launching(0), "ascend910b")
-    assert out.outcome == "passed" and out.launches == 0 and not out.launches_note
+    assert out.raw is Status.PASS and out.launches == 0 and not out.launches_note
     out = run_case(case, Launching(1), "ascend910b")
-    assert out.outcome == "failed" and "launched 1 kernel, expected none" in out.reason
+    assert out.raw is Status.FAIL and "launched 1 kernel, expected none" in out.reason
     # a non-empty case may launch what it needs
-    assert run_case(cases["contiguous"], Launching(3), "ascend910b").outcome == "passed"
+    assert run_case(cases["contiguous"], Launching(3), "ascend910b").raw is Status.PASS
 
 
 def test_uncountable_launches_are_recorded_not_passed_silently(cases):
     case = replace(cases["contiguous"], shape=(0, 3, 6, 6), name="basic[empty]")
     out = run_case(case, Launching(None), "ascend910b")
-    assert out.outcome == "passed" and out.launches is None
-    assert out.to_dict()["launches_note"].startswith("launch count not observable")
+    assert out.raw is Status.PASS and out.launches is None
+    assert out.launches_note.startswith("launch count not observable")
     assert not run_case(cases["contiguous"], Launching(None), "ascend910b").launches_note
 
 
@@ -254,13 +255,13 @@ class Flaky(Tampering):
 def test_deterministic_mode_runs_twice_and_catches_differing_bits(cases):
     flaky = Flaky(deterministic=True)
     out = run_case(cases["contiguous"], flaky, "ascend910b")
-    assert flaky.runs == 2 and out.outcome == "failed"
+    assert flaky.runs == 2 and out.raw is Status.FAIL
     assert out.reason.startswith("nondeterministic: gradInput differs in 1 of ") and "deterministic mode is on" in out.reason
     steady = Flaky(deterministic=True, flaky=False)
-    assert run_case(cases["contiguous"], steady, "ascend910b").outcome == "passed" and steady.runs == 2
+    assert run_case(cases["contiguous"], steady, "ascend910b").raw is Status.PASS and steady.runs == 2
     # without deterministic mode nothing is promised: one run, and the same flaky library passes
     off = Flaky(deterministic=False)
-    assert run_case(cases["contiguous"], off, "ascend910b").outcome == "passed" and off.runs == 1
+    assert run_case(cases["contiguous"], off, "ascend910b").raw is Status.PASS and off.runs == 1
 
 
 def test_op_documented_deterministic_is_checked_without_the_flag(cases):
@@ -269,10 +270,10 @@ def test_op_documented_deterministic_is_checked_without_the_flag(cases):
     flaky = Flaky(deterministic=False)
     flaky.reports_status = True                 # an aclnn implementation, which the promise is about
     out = run_case(case, flaky, "ascend910b")
-    assert flaky.runs == 2 and out.outcome == "failed"
+    assert flaky.runs == 2 and out.raw is Status.FAIL
     assert "documented deterministic by default" in out.reason
     reference = Flaky(deterministic=False)      # the torch reference backend is not held to it
-    assert run_case(case, reference, "ascend910b").outcome == "passed" and reference.runs == 1
+    assert run_case(case, reference, "ascend910b").raw is Status.PASS and reference.runs == 1
 
 
 def test_input_written_by_the_library_fails_the_case(cases):
@@ -280,7 +281,7 @@ def test_input_written_by_the_library_fails_the_case(cases):
         def run(self, case, args):
             return replace(super().run(case, args), inputs_written=("gradOutput",))
     out = run_case(cases["contiguous"], Scratch(), "ascend910b")
-    assert out.outcome == "failed" and out.reason.startswith("the library wrote into input gradOutput:")
+    assert out.raw is Status.FAIL and out.reason.startswith("the library wrote into input gradOutput:")
 
 
 def test_a_store_past_the_workspace_fails_the_case(cases):
@@ -288,7 +289,7 @@ def test_a_store_past_the_workspace_fails_the_case(cases):
         def run(self, case, args):
             return replace(super().run(case, args), workspace_size=33024, workspace_overrun=64)
     out = run_case(cases["contiguous"], Overrun(), "ascend910b")
-    assert out.outcome == "failed" and out.reason.startswith("the library wrote past the end of its workspace: 64 ")
+    assert out.raw is Status.FAIL and out.reason.startswith("the library wrote past the end of its workspace: 64 ")
 
 
 @pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])

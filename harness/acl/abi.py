@@ -58,13 +58,32 @@ ACL_ERRORS = {     # aclError (runtime calls); the ones the harness names in its
     "ACL_ERROR_BAD_ALLOC": 200000, "ACL_ERROR_INVALID_DEVICE": 200002,
     "ACL_ERROR_INTERNAL_ERROR": 500000,
     "ACL_ERROR_RT_PARAM_INVALID": 107000, "ACL_ERROR_RT_INVALID_DEVICEID": 107001,
-    "ACL_ERROR_RT_CONTEXT_NULL": 107002, "ACL_ERROR_RT_FEATURE_NOT_SUPPORT": 207000,
+    "ACL_ERROR_RT_CONTEXT_NULL": 107002, "ACL_ERROR_RT_STREAM_CONTEXT": 107003,
+    "ACL_ERROR_RT_FEATURE_NOT_SUPPORT": 207000,
     "ACL_ERROR_RT_MEMORY_ALLOCATION": 207001, "ACL_ERROR_RT_NO_DEVICE": 207004,
+    "ACL_ERROR_RT_INTERNAL_ERROR": 507000,
     "ACL_ERROR_RT_AICORE_TIMEOUT": 507014, "ACL_ERROR_RT_AICORE_EXCEPTION": 507015,
-    "ACL_ERROR_RT_VECTOR_CORE_EXCEPTION": 507035,
+    "ACL_ERROR_RT_VECTOR_CORE_EXCEPTION": 507035, "ACL_ERROR_RT_EVENT_SYNC_TIMEOUT": 507047,
 }
 
-for _table in (DATA_TYPES, FORMATS, MEMCPY_KINDS, MALLOC_POLICIES, SYS_PARAM_OPTS, ACLNN_STATUS, ACL_ERRORS):
+# The event API's codes the spec's 4.3 table does not list, from CANN's rt_error_codes.h
+# (hicann/runtime include/external/acl/error_codes): what its runtime answers an event created
+# without ACL_EVENT_TIME_LINE or not yet complete (no timestamp), and a destroyed handle.
+RT_ERRORS_BEYOND_SPEC = {
+    "ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID": 107006, "ACL_ERROR_RT_INVALID_HANDLE": 107017,
+}
+
+EVENT_FLAGS = {    # aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag (spec 2.1b), a bitmap
+    "ACL_EVENT_SYNC": 0x1, "ACL_EVENT_CAPTURE_STREAM_PROGRESS": 0x2, "ACL_EVENT_TIME_LINE": 0x8,
+    "ACL_EVENT_DEVICE_USE_ONLY": 0x10, "ACL_EVENT_EXTERNAL": 0x20, "ACL_EVENT_IPC": 0x40,
+}
+
+EVENT_RECORDED_STATUS = {  # aclrtEventRecordedStatus (acl_rt.h; the spec names only the type)
+    "ACL_EVENT_RECORDED_STATUS_NOT_READY": 0, "ACL_EVENT_RECORDED_STATUS_COMPLETE": 1,
+}
+
+for _table in (DATA_TYPES, FORMATS, MEMCPY_KINDS, MALLOC_POLICIES, SYS_PARAM_OPTS, ACLNN_STATUS, ACL_ERRORS,
+               RT_ERRORS_BEYOND_SPEC, EVENT_FLAGS, EVENT_RECORDED_STATUS):
     globals().update(_table)
 del _table
 
@@ -79,6 +98,7 @@ _PP_VOID = POINTER(c_void_p)
 _P_I64 = POINTER(c_int64)
 _PP_I64 = POINTER(POINTER(c_int64))
 _P_U64 = POINTER(c_uint64)
+_EVENT = c_void_p     # aclrtEvent
 _ERR = c_int          # aclError
 _STATUS = c_int32     # aclnnStatus
 _ENUM = c_int
@@ -114,6 +134,16 @@ PROTOTYPES = {
         "aclrtSetSysParamOpt": _fn(_ERR, _ENUM, c_int64, optional=True),     # process level
         "aclrtGetSysParamOpt": _fn(_ERR, _ENUM, _P_I64, optional=True),
         "aclrtGetSocName": _fn(c_char_p),
+        # events (spec 2.1b): optional, as only the performance mode needs them (harness/acl/events.py)
+        "aclrtCreateEvent": _fn(_ERR, _PP_VOID, optional=True),
+        "aclrtCreateEventWithFlag": _fn(_ERR, _PP_VOID, c_uint32, optional=True),
+        "aclrtCreateEventExWithFlag": _fn(_ERR, _PP_VOID, c_uint32, optional=True),     # ACL_EVENT_IPC
+        "aclrtRecordEvent": _fn(_ERR, _EVENT, _P_VOID, optional=True),
+        "aclrtSynchronizeEvent": _fn(_ERR, _EVENT, optional=True),
+        "aclrtSynchronizeEventWithTimeout": _fn(_ERR, _EVENT, c_int32, optional=True),   # newer headers
+        "aclrtQueryEventStatus": _fn(_ERR, _EVENT, POINTER(_ENUM), optional=True),
+        "aclrtEventElapsedTime": _fn(_ERR, POINTER(c_float), _EVENT, _EVENT, optional=True),
+        "aclrtDestroyEvent": _fn(_ERR, _EVENT, optional=True),
         "aclDataTypeSize": _fn(c_size_t, _ENUM, optional=True),
         "aclFloat16ToFloat": _fn(c_float, c_uint16, optional=True),
         # software CANN extensions: their presence is what marks a library as simulated
@@ -121,6 +151,8 @@ PROTOTYPES = {
         "swcannInjectFault": _fn(c_int32, c_char_p, c_int32, optional=True),
         # kernels launched since aclInit; a real CANN counts them only in profiler files (msprof)
         "swcannGetKernelLaunches": _fn(_ERR, _P_U64, optional=True),
+        # what its event timings measure: 0 the kernels' CPU time, 1 modelled device time
+        "swcannGetTimingSource": _fn(c_int32, optional=True),
         "swcannVersion": _fn(c_char_p, optional=True),
     },
     "nnopbase": {

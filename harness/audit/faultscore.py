@@ -226,8 +226,9 @@ def _check_of(record: dict) -> str | None:
     """The check a status mismatch is about: the case's own, else the one the message names."""
     if record.get("check") not in (None, "None", ""):
         return str(record["check"])
+    message = (record.get("phase1") or {}).get("message")
     named = _CHECK_IN_REASON.search(record.get("reason") or "") or \
-        _CHECK_IN_MESSAGE.search(record.get("message") or record.get("reason") or "")
+        _CHECK_IN_MESSAGE.search(message or record.get("reason") or "")
     return named.group(1) if named else None
 
 

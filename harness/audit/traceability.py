@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.families import FAMILIES
-from ..judge import load_case_file
+from ..operators import load_case_file
 from ..model import Case, Check, OpSpec
 from ..core.paths import CASES_DIR
 

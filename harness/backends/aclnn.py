@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from ..inputs import Arg
 
 SWCANN_WARNING = "SOFTWARE CANN: results are simulated, not hardware"
-DEFAULT_SW_FAMILY = "ascend910b"
 WORKSPACE_FILL = 0xFF       # every byte of the workspace before phase 2: NaN in fp32, fp16 and bf16
 # Guard bytes after the workspace, from its 32-byte-rounded end (a kernel storing whole 32-byte
 # blocks may touch the rounding, which every allocator gives): a store beyond is an overrun
@@ -69,8 +68,7 @@ class AclnnBackend:
         requested = getattr(config, "family", None)
         _export_cann_env(libs.root)      # the software CANN, like nnopbase, wants its kernel directory
         if software:
-            # The software CANN reads its SoC from SWCANN_SOC at aclInit; an explicit setting wins.
-            os.environ.setdefault("SWCANN_SOC", requested or DEFAULT_SW_FAMILY)
+            environment.hand_over_soc(requested)        # SWCANN_SOC, before its aclInit
             _warn_software(libs.runtime_path, fallback)
         self.libs = libs
         self.relaunch_all = bool(getattr(config, "relaunch", False))    # --relaunch: every case's executor twice

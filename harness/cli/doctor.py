@@ -22,7 +22,7 @@ from ..acl import elf, loader, runtime, setenv
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
 
-DEFAULT_SW_SOC = "ascend910b"      # what the aclnn backend gives the software CANN when --soc is not given
+
 
 
 def _roots_searched(found: loader.Discovery) -> str:
@@ -138,7 +138,7 @@ def report(build: bool = True) -> list[str]:
     probe_env = dict(applied_env if applied_env is not None else os.environ)
     probe_env["ASCEND_HOME_PATH"] = str(root) if software_built_now else probe_env.get("ASCEND_HOME_PATH", str(root))
     if software:
-        probe_env.setdefault("SWCANN_SOC", DEFAULT_SW_SOC)
+        probe_env.setdefault(environment.SOC_VARIABLE, environment.DEFAULT_SOFTWARE_FAMILY)
     probed = _probe(probe_env)
     where = "with set_env.sh applied" if applied_env is not None else "in this environment"
     if "error" in probed:

@@ -41,21 +41,14 @@ ORDER: tuple[Status, ...] = (Status.CRASH, Status.TIMEOUT, Status.MISSING, Statu
                              Status.UNEXPECTED_PASS, Status.FLAKE, Status.EXPECTED_FAIL,
                              Status.PASS, Status.SKIP)
 
-# pytest-era outcome words still found in runner Outcome objects and older results.jsonl files.
-_LEGACY = {"passed": Status.PASS, "failed": Status.FAIL, "skipped": Status.SKIP,
-           "xfailed": Status.EXPECTED_FAIL, "xpassed": Status.UNEXPECTED_PASS,
-           # the plugin records a case whose xdist worker died as "error" (nothing else judged it)
-           "error": Status.CRASH, "crashed": Status.CRASH, "timeout": Status.TIMEOUT}
-
-
-_BY_TEXT = {**{s.name: s for s in Status}, **{s.value: s for s in Status}, **_LEGACY}
+_BY_NAME = {s.value: s for s in Status}
 
 
 def parse(value) -> Status:
-    """A Status from a Status, its name, or a legacy outcome word; ValueError names the bad value."""
+    """A Status from a Status or its name; ValueError names the bad value."""
     if isinstance(value, Status):
         return value
     text = str(value)
-    if text in _BY_TEXT:
-        return _BY_TEXT[text]
+    if text in _BY_NAME:
+        return _BY_NAME[text]
     raise ValueError(f"unknown status {text!r}; valid: {', '.join(Status.__members__)}")

@@ -13,7 +13,7 @@ thread is blocked inside a C call, where no Python code can run.
 
 Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case, dump_dir)* and
 ("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
-("done", outcome, recovery, golden-cache use, log size) per case; an outcome without "backend"
+("done", Outcome, recovery, golden-cache use, log size) per case; an outcome without "backend"
 ran on the backend the worker announced with "ready". The log size is where the next
 case's output starts: the supervisor may already have sent that case, so only the worker knows.
 """
@@ -31,27 +31,23 @@ from types import SimpleNamespace
 
 from .. import backends
 from ..core.errors import HarnessConfigError
+from ..core.status import Status
+from ..judge.outcome import Outcome
 from . import stopping
 from .channel import Channel, ChannelClosed
 
 
-def _outcome_of_exception(case, e: BaseException) -> dict:
+def _outcome_of_exception(case, e: BaseException) -> Outcome:
     """An exception inside a case keeps its message (and where it came from) in the record."""
-    return {"case_id": case.id, "op": case.op.name, "outcome": "error",
-            "reason": f"{type(e).__name__}: {e}".strip()[:2000],
-            "traceback": traceback.format_exc()[-4000:]}
+    return Outcome.not_judged(case, Status.FAIL, f"{type(e).__name__}: {e}".strip()[:2000],
+                              traceback=traceback.format_exc()[-4000:])
 
 
-def _needs_recovery(outcome: dict) -> bool:
-    """A runtime error (phase 2, stream sync) or an exception leaves the device in an unknown state."""
-    return bool(outcome.get("phase2_status")) or bool(outcome.get("sync_status")) or outcome["outcome"] == "error"
-
-
-def _recover(backend, outcome: dict) -> dict | None:
-    if not _needs_recovery(outcome) or not hasattr(backend, "recover"):
+def _recover(backend, outcome: Outcome) -> dict | None:
+    if not outcome.needs_recovery or not hasattr(backend, "recover"):
         return None
-    cause = (f"phase 2 status {outcome.get('phase2_status')}, stream sync {outcome.get('sync_status')}"
-             if outcome["outcome"] != "error" else outcome["reason"][:300])
+    cause = (f"phase 2 status {outcome.phase2_status}, stream sync {outcome.sync_status}"
+             if "traceback" not in outcome.diagnostics else outcome.reason[:300])
     try:
         return {"action": backend.recover(), "cause": cause, "ok": True}
     except Exception as e:          # the supervisor replaces this process instead
@@ -59,18 +55,18 @@ def _recover(backend, outcome: dict) -> dict | None:
                 "error": f"{type(e).__name__}: {e}"[:1000]}
 
 
-def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[dict, dict | None]:
+def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[Outcome, dict | None]:
     """Judge one case; then, if it left the device in doubt, reset the device. With `dump_dir`
     (--dump-failures) a failing case's arrays are written there, since they live only here."""
-    from ..judge import arrays as dump  # imported by the zygote (_preload), unless it is a probe's
+    from ..judge import arrays                 # imported by the zygote (_preload), unless it is a probe's
     from ..judge.runner import run_case
     capture = {} if dump_dir else None
     try:
-        outcome = run_case(case, backend, backend.info.family, cache, capture=capture).to_dict()
+        outcome = run_case(case, backend, backend.info.family, cache, capture=capture)
     except Exception as e:
         outcome = _outcome_of_exception(case, e)
-    if capture and outcome["outcome"] == "failed":
-        outcome["dump"] = dump.write_arrays(Path(dump_dir), case.id, capture)
+    if capture and outcome.raw is Status.FAIL and "traceback" not in outcome.diagnostics:
+        outcome.dump = arrays.write_arrays(Path(dump_dir), case.id, capture)
     return outcome, _recover(backend, outcome)
 
 
@@ -97,8 +93,8 @@ def serve(channel: Channel) -> int:
         if message[0] == "close":
             break
         outcome, recovery = run_one(backend, message[1], cache, message[2])
-        if outcome.get("backend") == announced:
-            del outcome["backend"]   # the supervisor has it from "ready": 30 strings less to send per case
+        if outcome.backend == announced:
+            outcome.backend = None   # the supervisor has it from "ready": 30 strings less to send per case
         # the golden cache's use in this worker so far; plain data (this module runs as __main__)
         stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
         sys.stdout.flush()

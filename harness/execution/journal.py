@@ -55,22 +55,29 @@ class Journal:
 @dataclass
 class State:
     """What the journals of a report directory say."""
-    final: dict[str, dict] = field(default_factory=dict)      # case id -> its last record
-    missing: dict[str, dict] = field(default_factory=dict)    # case id -> its MISSING record
+    final: dict[str, dict] = field(default_factory=dict)        # case id -> its last record
+    unfinished: dict[str, tuple[dict, str]] = field(default_factory=dict)  # case id -> (its start, why)
 
     def records(self) -> list[dict]:
-        """One record per case: the final ones, then the MISSING ones."""
-        return list(self.final.values()) + list(self.missing.values())
+        """The last record of every case that finished (a case not run for a lost device included)."""
+        return list(self.final.values())
+
+    def done_ids(self) -> set[str]:
+        """Cases a resumed run need not run again."""
+        return {cid for cid, rec in self.final.items() if rec.get("status") != Status.MISSING.value}
+
+    def unfinished_ids(self) -> set[str]:
+        """Cases a resumed run runs again: started and never finished, or not run (device lost)."""
+        return set(self.unfinished) | (set(self.final) - self.done_ids())
 
 
-def missing_record(start: dict, stopped: str | None = None) -> dict:
-    """stopped: the signal that stopped this run and when (stopping.py), if one did."""
+def why_unfinished(start: dict, stopped: str | None = None) -> str:
+    """The reason of a case that started and never finished; stopped: the signal that stopped this
+    run and when (stopping.py), if one did."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(start.get("t", 0)))
     why = f"the run was stopped by {stopped}" if stopped else "the run was killed?"
-    return {"case_id": start["case_id"], "op": start.get("op"), "nodeid": start.get("nodeid"),
-            "status": Status.MISSING.value,
-            "reason": f"MISSING: started at {when} by {start.get('writer')} (pid {start.get('pid')}) of run "
-                      f"{start.get('run_id')} and never finished ({why})"}
+    return (f"MISSING: started at {when} by {start.get('writer')} (pid {start.get('pid')}) of run "
+            f"{start.get('run_id')} and never finished ({why})")
 
 
 def _entries(directory: Path, skip: set[str] = frozenset()):
@@ -108,14 +115,11 @@ def scan(directory: Path, own: tuple["Journal", ...] = (), stopped: str | None =
         if entry.get("event") == "start":
             if case_id not in state.final:
                 ours = stopped and entry.get("run_id") == run_id
-                state.missing[case_id] = missing_record(entry, stopped if ours else None)
-        elif entry.get("event") == "end" and entry["record"].get("status") == Status.MISSING.value:
-            if case_id not in state.final:      # recorded as not run (its worker lost the device)
-                state.missing[case_id] = entry["record"]
+                state.unfinished[case_id] = (entry, why_unfinished(entry, stopped if ours else None))
         elif entry.get("event") == "end":
             state.final.pop(case_id, None)       # keep insertion order of the latest
             state.final[case_id] = entry["record"]
-            state.missing.pop(case_id, None)
+            state.unfinished.pop(case_id, None)
     return state
 
 
@@ -124,8 +128,9 @@ def main(argv: list[str]) -> int:
         print("usage: python -m harness.execution.journal REPORT_DIR", file=sys.stderr)
         return 2
     state = scan(Path(argv[1]))
-    print(f"{len(state.final)} finished, {len(state.missing)} MISSING (started, never finished)")
-    for case_id in state.missing:
+    again = sorted(state.unfinished_ids())
+    print(f"{len(state.done_ids())} finished, {len(again)} MISSING (started and never finished, or not run)")
+    for case_id in again:
         print(f"MISSING {case_id}")
     return 0
 

@@ -21,15 +21,13 @@ from pathlib import Path
 
 from ..core.errors import HarnessConfigError
 from ..core.status import Status
+from ..judge.outcome import Outcome
 from . import scratch
 from .channel import Channel, ChannelClosed, wait_any
 
 START_TIMEOUT_S = 300.0      # building the software CANN on first use can take a while
 DUMP_WAIT_S = 1.0            # how long a hung worker gets to write its stacks before SIGKILL
 
-_STATUS_OF_OUTCOME = {"passed": Status.PASS, "failed": Status.FAIL, "skipped": Status.SKIP,
-                      "xfailed": Status.EXPECTED_FAIL, "xpassed": Status.UNEXPECTED_PASS,
-                      "error": Status.FAIL}      # an exception in a case: a failure with its message
 _STACK_STARTS = ("Fatal Python error", "Current thread 0x", "Thread 0x")
 
 
@@ -165,7 +163,7 @@ class CaseExecutor:
         self.settings, self.label = dict(settings), label
         self.properties: dict[str, str] | None = None
         self.resets = 0                 # device resets and worker replacements so far
-        self.pending_recovery: dict | None = None   # told to the next case's record
+        self.pending_recovery: dict | None = None   # told to the next case's outcome
         self.lost: str | None = None
         self._cache_done = self._cache_current = None   # golden-cache use: replaced workers, current one
         self._proc: _Worker | None = None
@@ -176,7 +174,7 @@ class CaseExecutor:
         self._zygote: _Zygote | None = None
         self._owns_zygote = True
         self._queue: list[_Sent] = []       # cases sent to the worker, in its order; the head is running
-        self._early: dict[str, dict] = {}   # records of cases that finished before they were asked for
+        self._early: dict[str, Outcome] = {}   # outcomes of cases that finished before they were asked for
 
     # ------------------------------------------------------------ worker process
 
@@ -296,8 +294,8 @@ class CaseExecutor:
 
     # ------------------------------------------------------------ one case
 
-    def run(self, case, deadline_s: float, ahead=()) -> dict:
-        """Run `case` in the worker; its record (every record carries `status`).
+    def run(self, case, deadline_s: float, ahead=()) -> Outcome:
+        """Run `case` in the worker; its Outcome (every one carries its raw status).
 
         `ahead` [(case, deadline)] are the cases pytest will ask for next: up to LOOKAHEAD are sent
         now (run_on), so the worker starts the next the moment it answers `case` and works while this
@@ -307,8 +305,8 @@ class CaseExecutor:
 
     # ------------------------------------------------------------ what run_on schedules with
 
-    def take(self, case_id: str) -> dict | None:
-        """The record of a case this executor finished before it was asked for (or None)."""
+    def take(self, case_id: str) -> Outcome | None:
+        """The Outcome of a case this executor finished before it was asked for (or None)."""
         return self._early.pop(case_id, None)
 
     def holds(self, case) -> bool:
@@ -337,10 +335,10 @@ class CaseExecutor:
         """Can take a case: not lost (a dead worker is replaced when it is given one)."""
         return not self.lost
 
-    def submit(self, case, deadline_s: float) -> dict | None:
-        """Queue `case` (in a fresh worker if the last one died); a MISSING record when the device is lost."""
+    def submit(self, case, deadline_s: float) -> Outcome | None:
+        """Queue `case` (in a fresh worker if the last one died); a MISSING outcome when the device is lost."""
         if not self._ensure_worker():
-            return self._record(case, Status.MISSING, f"not run: {self.lost}")
+            return self._not_judged(case, Status.MISSING, f"not run: {self.lost}")
         self._send(case, deadline_s)
         return None
 
@@ -369,7 +367,7 @@ class CaseExecutor:
 
     def collect(self) -> None:
         """Take the running case's answer (call when its channel is ready or its deadline passed):
-        its record waits in take() like any case finished early."""
+        its Outcome waits in take() like any case finished early."""
         head = self._queue[0]
         self._early[head.case.id] = self._await_head()
 
@@ -394,8 +392,8 @@ class CaseExecutor:
         self._queue.append(_Sent(case, deadline_s, now, self._log_size() if now else 0, nbytes))
         return True
 
-    def _await_head(self) -> dict:
-        """Wait for the case at the head of the queue: its record (done, CRASH or TIMEOUT)."""
+    def _await_head(self) -> Outcome:
+        """Wait for the case at the head of the queue: its Outcome (done, CRASH or TIMEOUT)."""
         head = self._queue[0]
         try:
             answered = self._chan.ready(max(0.0, head.deadline_s - (time.monotonic() - head.started)))
@@ -405,9 +403,9 @@ class CaseExecutor:
         now = time.monotonic()
         duration = now - head.started
         if reply is None:
-            record = (self._timed_out(head.case, head.deadline_s, head.log_offset, duration) if not answered
+            outcome = (self._timed_out(head.case, head.deadline_s, head.log_offset, duration) if not answered
                       else self._crashed(head.case, head.log_offset, duration))
-            return record                          # _reap emptied the queue with its worker
+            return outcome                          # _reap emptied the queue with its worker
         _, outcome, recovery, self._cache_current, log_end = reply
         self._queue.pop(0)
         if self._queue:             # the worker went on with the next case; its output starts at log_end
@@ -419,22 +417,20 @@ class CaseExecutor:
         """Golden-cache use of every worker of this executor (None without a cache)."""
         return CacheUse.total([CacheUse(**p) for p in (self._cache_done, self._cache_current) if p is not None])
 
-    def _finished(self, case, outcome: dict, recovery: dict | None) -> dict:
-        record = dict(outcome)
-        if "backend" not in record:                  # the worker left out what it announced (child.serve)
-            record["backend"] = dict(self.properties or {})
-        record["status"] = _STATUS_OF_OUTCOME[outcome["outcome"]].value
-        self._stamp(record)
+    def _finished(self, case, outcome: Outcome, recovery: dict | None) -> Outcome:
+        if outcome.backend is None:                  # the worker left out what it announced (child.serve)
+            outcome.backend = dict(self.properties or {})
+        self._stamp(outcome)
         if recovery:
-            record["recovery"] = recovery
+            outcome.diagnostics["recovery"] = recovery
             self.resets += 1
             self.pending_recovery = {"case_id": case.id, **recovery}
             if not recovery["ok"]:
                 self._reap()          # the worker exits; the next case starts a fresh one
                 self.pending_recovery["action"] = "new worker process"
-        return record
+        return outcome
 
-    def _timed_out(self, case, deadline_s: float, offset: int, duration: float) -> dict:
+    def _timed_out(self, case, deadline_s: float, offset: int, duration: float) -> Outcome:
         before = self._log_size()
         try:
             os.kill(self._proc.pid, signal.SIGUSR1)      # faulthandler: every thread's stack
@@ -450,39 +446,39 @@ class CaseExecutor:
         self._reap()
         printed, stack = split_log(self._read_log(offset))
         reason = f"TIMEOUT: no result after the {deadline_s:g} s deadline; the case worker was killed"
-        record = self._record(case, Status.TIMEOUT, reason, duration_s=duration, deadline_s=deadline_s,
-                              stack=stack[-8000:], last_error=last_message(printed), output=printed[-4000:])
+        outcome = self._not_judged(case, Status.TIMEOUT, reason, duration, deadline_s=deadline_s,
+                                   stack=stack[-8000:], last_error=last_message(printed), output=printed[-4000:])
         self._after_lost_worker(case, "TIMEOUT")
-        return record
+        return outcome
 
-    def _crashed(self, case, offset: int, duration: float) -> dict:
+    def _crashed(self, case, offset: int, duration: float) -> Outcome:
         how = _signal_name(self._proc.wait())
         self._reap()
         printed, stack = split_log(self._read_log(offset))
         said = last_message(printed)
         reason = f"CRASH: the case worker died ({how})" + (f"; last library message: {said}" if said else "")
-        record = self._record(case, Status.CRASH, reason, duration_s=duration, signal=how, stack=stack[-8000:],
-                              last_error=said, output=printed[-4000:])
+        outcome = self._not_judged(case, Status.CRASH, reason, duration, signal=how, stack=stack[-8000:],
+                                   last_error=said, output=printed[-4000:])
         self._after_lost_worker(case, "CRASH")
-        return record
+        return outcome
 
     def _after_lost_worker(self, case, what: str) -> None:
         self.resets += 1
         self.pending_recovery = {"case_id": case.id, "cause": what, "action": "new worker process", "ok": True}
 
-    def _stamp(self, record: dict) -> None:
-        """What every record says about the worker: its device resets, and the reset just before it."""
-        record["worker"] = self.label
-        record["device_resets"] = self.resets
-        if self.pending_recovery and self.pending_recovery.get("case_id") != record.get("case_id"):
-            record["recovered_from"], self.pending_recovery = self.pending_recovery, None
+    def _stamp(self, outcome: Outcome) -> None:
+        """What every outcome says about the worker: its device resets, and the reset just before it."""
+        outcome.worker = self.label
+        outcome.device_resets = self.resets
+        if self.pending_recovery and self.pending_recovery.get("case_id") != outcome.case_id:
+            outcome.diagnostics["recovered_from"], self.pending_recovery = self.pending_recovery, None
 
-    def _record(self, case, status: Status, reason: str, **extra) -> dict:
-        record = {"case_id": case.id, "op": case.op.name, "status": status.value, "reason": reason,
-                  "family": (self.properties or {}).get("family") or None, "note": case.note, "check": case.check,
-                  "backend": dict(self.properties or {}), **extra}
-        self._stamp(record)
-        return record
+    def _not_judged(self, case, raw: Status, reason: str, duration: float = 0.0, **diagnostics) -> Outcome:
+        outcome = Outcome.not_judged(case, raw, reason, **diagnostics)
+        outcome.family = (self.properties or {}).get("family") or None
+        outcome.backend, outcome.duration_s = dict(self.properties or {}), duration
+        self._stamp(outcome)
+        return outcome
 
 
 def _least_busy(executors: list[CaseExecutor]) -> CaseExecutor:
@@ -492,17 +488,17 @@ def _least_busy(executors: list[CaseExecutor]) -> CaseExecutor:
     return min(usable, key=lambda ex: ex.queued) if usable else executors[0]
 
 
-def run_on(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> dict:
-    """Run `case` on one of `executors` and return its record, meanwhile sending the `ahead` cases
+def run_on(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> Outcome:
+    """Run `case` on one of `executors` and return its Outcome, meanwhile sending the `ahead` cases
     to whichever has room and collecting every answer that comes in (kept until asked for).
 
     While it waits for `case`, every worker's running case keeps its own deadline: the wait
     ends at the earliest one, so a hang in one worker is a TIMEOUT on time while another
     worker's case is awaited."""
     for ex in executors:
-        record = ex.take(case.id)
-        if record is not None:
-            return record
+        outcome = ex.take(case.id)
+        if outcome is not None:
+            return outcome
     owner = next((ex for ex in executors if ex.holds(case)), None)
     while owner is None:
         owner = _least_busy(executors)
@@ -528,6 +524,6 @@ def run_on(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> 
         ready = [channels[c] for c in wait_any(list(channels), min(ex.time_left() for ex in busy))]
         for ex in ready or [ex for ex in busy if ex.time_left() <= 0]:
             ex.collect()
-        record = owner.take(case.id)
-        if record is not None:
-            return record
+        outcome = owner.take(case.id)
+        if outcome is not None:
+            return outcome

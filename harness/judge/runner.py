@@ -4,46 +4,18 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from .. import inputs as inputs_mod
 from ..backends.base import Backend, BackendInfo
+from ..core.status import Status
 from ..model import Case
-from . import cache as cache_mod, compare, reasons
+from . import cache as cache_mod, compare, digest, reasons
+from .outcome import Outcome
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
-
-
-@dataclass
-class Outcome:
-    case_id: str
-    op: str
-    outcome: str                      # passed | failed | skipped | xfailed | xpassed
-    reason: str = ""
-    family: str | None = None
-    expected_status: int | None = None
-    status: int | None = None
-    phase2_status: int | None = None
-    sync_status: int | None = None
-    message: str = ""
-    verdict: compare.Verdict | None = None
-    note: str | None = None
-    check: str | None = None
-    duration_s: float = 0.0
-    launch_s: float | None = None     # phase 2 + sync wall time (the kernel's share of duration_s)
-    launches: int | None = None       # kernels launched by phase 2 (+ sync), where the backend can count them
-    launches_note: str = ""           # set on an empty case whose launches could not be counted
-    timings: dict = field(default_factory=dict)   # seconds: inputs, golden, run (phase1, phase2), compare
-    backend: dict = field(default_factory=dict)
-    problems: list = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k != "verdict"}
-        d["verdict"] = self.verdict.to_dict() if self.verdict else None
-        return d
 
 
 def _untouched_outside_view(arg) -> bool:
@@ -60,24 +32,16 @@ def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod
     (for --dump-failures)."""
     start = time.perf_counter()
     info: BackendInfo = backend.info
-    out = Outcome(case.id, case.op.name, "passed", family=family, note=case.note, check=case.check,
-                  backend=info.as_properties())
+    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties())
     try:
         with _mode_for(case, backend):
-            out = _judge(case, backend, family, out, cache, capture)
-        deviation = case.deviation_on(info.backend, family)
-        if deviation and out.outcome in ("failed", "passed"):
-            # A known deviation of this backend: a failure is expected and reported as such.
-            out.reason = f"known {info.backend} deviation: {deviation.reason}" + (f" | {out.reason}" if out.reason else "")
-            out.outcome = "xfailed" if out.outcome == "failed" else "xpassed"
-        return out
+            return _judge(case, backend, family, out, cache, capture)
     finally:
         out.duration_s = time.perf_counter() - start
 
 
 def _fail(out: Outcome, reason: str) -> Outcome:
-    out.outcome, out.reason = "failed", reason
-    return out
+    return out.fail(reason)
 
 
 def _unsupported(case: Case, backend: Backend, family: str | None) -> str | None:
@@ -113,7 +77,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
            capture: dict | None = None) -> Outcome:
     skip = _unsupported(case, backend, family)
     if skip:
-        out.outcome, out.reason = "skipped", skip
+        out.raw, out.reason = Status.SKIP, skip
         return out
     clock = _Clock(out)
     numerics = case.runs_numerics(family)
@@ -144,9 +108,11 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     if capture is not None:
         capture["actual"] = {p.name: result.outputs[p.name].logical for p in case.op.params
                              if p.output and p.name in result.outputs}
-    out.status, out.message = result.status, result.message
+    out.phase1_status, out.message, out.workspace_size = result.status, result.message, result.workspace_size
     out.phase2_status, out.sync_status = result.phase2_status, result.sync_status
     out.launch_s, out.launches = result.launch_s, result.launches
+    if result.status == 0 and result.phase2_status is not None:     # what the library wrote
+        out.digests = {name: digest.of_arg(arg) for name, arg in result.outputs.items() if not arg.unbacked}
     if out.problems:
         return _fail(out, "; ".join(out.problems))
     if out.expected_status is not None and result.status != out.expected_status:
@@ -162,7 +128,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         return _fail(out, broken)
     broken, verdict = _launch_broken(case, expected if numerics else None, result, clock)
     if verdict is not None:
-        out.verdict = verdict
+        out.verdict = verdict.to_dict()
     if broken:
         return _fail(out, broken)
     if relaunch and result.status == 0 and not result.not_run:      # a second launch to judge
@@ -222,7 +188,7 @@ def _second_launch_broken(case: Case, expected: dict | None, second, out: Outcom
                 f"the one it was given: the executor kept the first workspace's address")
     broken, verdict = _launch_broken(case, expected, second)
     if broken and verdict is not None and not verdict.passed:
-        out.verdict = verdict
+        out.verdict = verdict.to_dict()
     return broken
 
 

@@ -1,7 +1,7 @@
 """Names a case file may use that are defined by higher layers.
 
 The loader validates against a Vocabulary handed to it (built by
-harness.judge.vocabulary()), so the case model never imports the goldens, the
+harness.operators.vocabulary()), so the case model never imports the goldens, the
 comparators or the backends.
 """
 from __future__ import annotations

@@ -120,7 +120,8 @@ def cmd_baseline(a) -> int:
 
 def cmd_gate(a) -> int:
     run = load_run(Path(a.run))
-    report = Report(f"gate of {a.run}", [run], run.records + rec_mod.missing_records(run.manifest, run.records, run.identity))
+    report = Report(f"gate of {a.run}", [run], run.records + rec_mod.missing_records(run.manifest, run.records,
+                                                                                   run.identity.get("backend_properties") or {}))
     code = _gate_report(report, a.baseline)
     print("\n".join(report.gate_lines))
     return code

@@ -9,47 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import classify
 from .baseline import Baseline, Entry
-from .records import status_of, raw_status_of
+from .records import raw_status_of, regated, status_of
 from ..core.status import Status
 
-GATE_FAILING = frozenset({Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.MISSING})
-
-
-def _waiver(entry: Entry) -> dict:
-    return {"kind": f"baseline-{entry.kind}", "source": entry.source, "case": entry.case,
-            "reason": entry.reason, "link": entry.link}
-
-
 def apply(records: list[dict], baseline: Baseline) -> list[dict]:
-    """New records with the baseline's verdicts; the input records are left as they were."""
-    out = []
-    for rec in records:
-        rec = dict(rec)
-        raw, status = raw_status_of(rec), status_of(rec)
-        cid = rec["case_id"]
-        fails, flakes = baseline.find("fails", cid), baseline.find("flakes", cid)
-        if raw.is_failure or status == Status.EXPECTED_FAIL:
-            actual = raw if raw.is_failure else Status.FAIL
-            if fails and (fails.status is None or fails.status == actual):
-                status, rec["waiver"] = Status.EXPECTED_FAIL, _waiver(fails)
-            elif flakes:
-                status, rec["waiver"] = Status.FLAKE, _waiver(flakes)
-            elif fails:     # listed, but failing differently than the entry expects (e.g. now a CRASH)
-                status = actual
-                rec["reason"] = f"{fails.source} expects {fails.status}, got {actual}: {rec.get('reason', '')}"
-        elif raw == Status.PASS and status != Status.FLAKE and fails:
-            status, rec["waiver"] = Status.UNEXPECTED_PASS, _waiver(fails)
-        rec["status"] = status.value
-        out.append(rec)
-    return out
+    """New records with the baseline's verdicts (classify.py decides); the input records are left as they were."""
+    return [regated(rec, baseline) for rec in records]
 
 
 def is_gate_failure(rec: dict) -> bool:
-    status = status_of(rec)
-    if status in GATE_FAILING:
-        return True
-    return status == Status.UNEXPECTED_PASS and str((rec.get("waiver") or {}).get("kind", "")).startswith("baseline")
+    return classify.is_gate_failure(status_of(rec), rec.get("waiver"))
 
 
 @dataclass

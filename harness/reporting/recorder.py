@@ -21,10 +21,6 @@ from .runs import Report, Run
 from ..core.status import ORDER, Status
 
 
-def default_dir(root: Path, props: dict) -> Path:
-    return Path(root) / "reports" / f"{props.get('backend') or 'unknown'}-{props.get('family') or 'any'}"
-
-
 def _same_records(a: list[dict], b: list[dict]) -> bool:
     """The same record for every case (in any order: under xdist the journals' order by time
     and the order of arrival differ)."""

@@ -1,27 +1,23 @@
 """Case records: the one data model behind results.jsonl, the gate, and every report.
 
-A record is a JSON object per case. The keys every consumer relies on:
-
-    case_id, nodeid, op, group, dtype, kind, family, soc_name, cann_version, library_sha256
-    {path: sha256}, status, raw_status, reason, waiver, attempts, standard, metrics [{name, value,
-    threshold, rule}], worst, phase1 {status, expected, check, message}, timings {golden, inputs,
-    run, phase1, phase2, compare, total} (seconds; `golden` covers drawing the inputs and the
-    golden, or reading both from --golden-cache; `inputs` the scenario's change and the argument
-    list), error, repro, and `backend`: the backend properties (every library path).
-
-`status` is a Status name (status.py); `raw_status` what the case itself did before any waiver.
-Older records (pytest outcome words in `outcome`, no `status`) are read through `status_of`.
+A record is a JSON object per case, built by `build` alone and described field by field in
+record.schema.json (tests/test_record_schema.py holds real records to it). `status` is a Status
+name (core/status.py) decided by classify(); `raw_status` is what the case itself did;
+`phase1.status` the integer phase 1 returned.
 """
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..judge import compare
 from ..core import jsonsafe
 from ..core.jsonsafe import jsonable
 from ..core.status import Status, parse
+from ..judge import compare
+from ..judge.outcome import DIAGNOSTIC_KEYS, Outcome
+from .classify import classify
 
 RESULTS = "results.jsonl"
 MANIFEST = "manifest.json"
@@ -32,11 +28,11 @@ class ResultsError(Exception):
 
 
 def status_of(rec: dict) -> Status:
-    return parse(rec.get("status") or rec.get("outcome") or "MISSING")
+    return parse(rec.get("status") or "MISSING")
 
 
 def raw_status_of(rec: dict) -> Status:
-    return parse(rec.get("raw_status") or rec.get("status") or rec.get("outcome") or "MISSING")
+    return parse(rec.get("raw_status") or rec.get("status") or "MISSING")
 
 
 def _prop(rec: dict, key: str) -> str:
@@ -185,93 +181,120 @@ def selected_ids(manifest: dict | None) -> list[str]:
     return [a["case_id"] for a in (manifest or {}).get("selected") or [] if isinstance(a, dict) and "case_id" in a]
 
 
-def missing_records(manifest: dict | None, records: list[dict], identity: dict | None = None,
-                    stopped: str | None = None) -> list[dict]:
-    """A MISSING record for each case the manifest assigned to this run that has no record.
-    stopped: the signal that stopped the run and when, if one did (the reason says so)."""
-    if not manifest:
-        return []
-    why = f"the run was stopped by {stopped} before it started" if stopped else "process killed or case lost"
-    seen = {r["case_id"] for r in records}
-    ident = identity or {}
-    return [{"case_id": a["case_id"], "nodeid": a.get("nodeid"), "op": a.get("op", a["case_id"].split(".")[0]),
-             "dtype": a.get("dtype"), "family": ident.get("family") or manifest["requested"].get("family"),
-             "backend": ident.get("backend") or manifest["requested"].get("backend"),
-             "status": Status.MISSING.value, "raw_status": Status.MISSING.value,
-             "reason": f"selected for this run but no result was recorded ({why})"}
-            for a in manifest.get("assigned", []) if a["case_id"] not in seen]
-
-
 # ------------------------------------------------------------------ building a record
 
-# runner Outcome words -> (what the case did, what it means)
-_OUTCOME = {"passed": (Status.PASS, Status.PASS), "failed": (Status.FAIL, Status.FAIL),
-            "skipped": (Status.SKIP, Status.SKIP),
-            "xfailed": (Status.FAIL, Status.EXPECTED_FAIL),         # a case file's known deviation did deviate
-            "xpassed": (Status.PASS, Status.UNEXPECTED_PASS)}       # ... or did not: visible, never a plain PASS
-
-
-def classify(outcome: str, attempts: list[str] | None = None) -> tuple[Status, Status]:
-    """(raw_status, status) of a runner outcome; a pass after failed attempts is a FLAKE."""
-    raw, status = _OUTCOME.get(outcome, (parse(outcome), parse(outcome)))
-    if raw == Status.PASS and attempts and any(parse(a).is_failure for a in attempts[:-1]):
-        status = Status.FLAKE
-    return raw, status
-
-
-def classify_worker(worker_record: dict, attempts: list[str] | None = None) -> tuple[Status, Status]:
-    """(raw_status, status) of a case worker's record: the runner's outcome word when it judged
-    the case, else the status the supervisor gave it (CRASH, TIMEOUT, MISSING)."""
-    word = worker_record.get("outcome")
-    if word in _OUTCOME:
-        return classify(word, attempts)
-    status = parse(worker_record.get("status") or "FAIL")
-    return classify(status.value if word != "error" else Status.FAIL.value, attempts)
-
+SCHEMA = 2       # the record layout (record.schema.json); records without the key are older
 
 # What every record says about what produced it. The backend's other properties (its environment,
 # every library path, how set_env.sh was applied, ...) belong to the run: summary.json's
 # "properties". Repeated in each record they were 40 % of results.jsonl.
 RECORD_IDENTITY = ("backend", "library", "device", "soc_name", "family", "simulated", "backend_version",
-                   "software_cann", "root", "opapi")
+                   "software_cann", "root", "opapi", "timing")
 
 
 def record_identity(props: dict) -> dict:
     return {k: props[k] for k in RECORD_IDENTITY if k in props}
 
 
-def from_outcome(outcome: dict, *, nodeid: str, case_facts: dict, props: dict, library_sha256: dict,
-                 repro: str, attempts: list[str] | None = None, timings: dict | None = None) -> dict:
-    """The results.jsonl record of one case: the case worker's record (runner Outcome.to_dict(),
-    or the supervisor's CRASH/TIMEOUT/MISSING record) plus identity."""
-    raw, status = classify_worker(outcome, attempts)
-    verdict = outcome.get("verdict") or None
-    # what the worker's record says beyond these keys (message, device resets and recovery, a
-    # crash's signal and stack, ...) is kept as it came; the dump is completed by the caller
-    rec = {k: v for k, v in outcome.items() if k != "dump"}
-    rec |= {
-        "case_id": outcome["case_id"], "nodeid": nodeid, "op": outcome.get("op"), **case_facts,
-        "family": outcome.get("family") or props.get("family") or "", "soc_name": props.get("soc_name", ""),
+def facts_of(case, nodeid: str, deviation: str | None = None) -> dict:
+    """What a record says about its case: enough to select and group cases without parsing ids."""
+    return {"case_id": case.id, "nodeid": nodeid, "op": case.op.name, "group": case.group, "kind": case.kind,
+            "tier": case.tier, "dtype": case.dtype, "index_dtype": case.index_dtype, "shape": list(case.shape),
+            "attrs": jsonable(case.call_attrs), "layouts": dict(case.layouts), "formats": dict(case.formats),
+            "check": case.check, "note": case.note, "deviation": deviation}
+
+
+FACT_KEYS = ("case_id", "nodeid", "op", "group", "kind", "tier", "dtype", "index_dtype", "shape", "attrs",
+             "layouts", "formats", "check", "note", "deviation")
+
+
+def facts_in(rec: dict) -> dict:
+    """The case facts a record carries (facts_of's keys), to build another record of the same case."""
+    return {k: rec[k] for k in FACT_KEYS if k in rec}
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a record was made: the run's backend properties and what the reporting layer adds."""
+    props: dict
+    library_sha256: dict = field(default_factory=dict)
+    repro: str = ""
+    attempts: tuple = ()             # every attempt's raw status (reruns), the first one first
+    baseline: object = None          # the run's Baseline, or None
+
+
+def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
+    """The results.jsonl record of one case: the one constructor of every record (a judged case, a
+    crash, a hang, a case not run, a case a stop or a killed process left MISSING, a case file that
+    does not load). Its status is decided here, by classify() alone."""
+    props = ctx.props
+    raw = outcome.raw
+    attempts = list(ctx.attempts) or [raw.value]
+    decision = classify(raw, outcome.reason, case_id=facts["case_id"], attempts=attempts,
+                        deviation=facts.get("deviation"), backend=props.get("backend", ""), baseline=ctx.baseline)
+    verdict = outcome.verdict
+    rec = {
+        "schema": SCHEMA, **facts,
+        "family": outcome.family or props.get("family") or "", "soc_name": props.get("soc_name", ""),
         "cann_version": props.get("backend_version", ""),
-        "status": status.value, "raw_status": raw.value, "reason": outcome.get("reason", ""),
-        "attempts": attempts or [raw.value],
+        "status": decision.status.value, "raw_status": raw.value, "reason": decision.reason,
+        "raw_reason": outcome.reason, "waiver": decision.waiver, "attempts": attempts,
+        "phase1": {"status": outcome.phase1_status, "expected": outcome.expected_status,
+                   "check": facts.get("check"), "message": outcome.message,
+                   "workspace_size": outcome.workspace_size},
+        "phase2_status": outcome.phase2_status, "sync_status": outcome.sync_status,
         "standard": (verdict or {}).get("standard"), "metrics": metrics_of(verdict),
-        "worst": (verdict or {}).get("worst"),
-        "phase1": {"status": outcome.get("status"), "expected": outcome.get("expected_status"),
-                   "check": outcome.get("check"), "message": outcome.get("message", "")},
-        "phase2_status": outcome.get("phase2_status"), "sync_status": outcome.get("sync_status"),
-        "timings": {**(timings or {}), "total": outcome.get("duration_s")},
-        "error": outcome.get("reason", "") if raw.is_failure else "",
-        "repro": repro if status != Status.PASS else "",
-        "library_sha256": library_sha256,
-        "note": outcome.get("note"), "problems": outcome.get("problems") or [],
-        # what produced it (the run's full backend properties are in summary.json), and the full verdict
-        "backend": record_identity(outcome.get("backend") or props), "verdict": verdict,
-        # the pytest-era word, kept for older readers: "error" for a case that raised, crashed or hung
-        "outcome": outcome.get("outcome") or ("error" if raw.is_failure and raw != Status.MISSING else None),
+        "worst": (verdict or {}).get("worst"), "verdict": verdict, "digests": dict(outcome.digests),
+        "timings": {**outcome.timings, "total": outcome.duration_s}, "launch_s": outcome.launch_s,
+        "launches": outcome.launches, "launches_note": outcome.launches_note,
+        "problems": list(outcome.problems),
+        "repro": ctx.repro if decision.status is not Status.PASS else "",
+        "library_sha256": dict(ctx.library_sha256),
+        "backend": record_identity(outcome.backend or props),
+        "worker": outcome.worker, "device_resets": outcome.device_resets,
+        **{k: outcome.diagnostics[k] for k in DIAGNOSTIC_KEYS if k in outcome.diagnostics},
+        "dump": outcome.dump, "perf": outcome.perf,
     }
-    if status == Status.SKIP:
-        rec["skip_reason"] = outcome.get("reason", "")
-    if outcome.get("outcome") in ("xfailed", "xpassed"):
-        rec["waiver"] = {"kind": "deviation", "reason": outcome.get("reason", "")}
     return rec
+
+
+def regated(rec: dict, baseline) -> dict:
+    """A finished record judged again against `baseline` (the offline gate): the same decision as a
+    run makes, from the record's own fields."""
+    decision = classify(raw_status_of(rec), rec.get("raw_reason", rec.get("reason", "")), case_id=rec["case_id"],
+                        attempts=rec.get("attempts") or (), deviation=rec.get("deviation"),
+                        backend=backend_of(rec), baseline=baseline)
+    return {**rec, "status": decision.status.value, "reason": decision.reason, "waiver": decision.waiver}
+
+
+def not_run(case_facts: dict, raw: Status, reason: str, ctx: Context) -> dict:
+    """The record of a case that produced no outcome of its own: MISSING (selected, never finished),
+    a crash of the pytest process running it, or a harness or case-file error around it."""
+    return build(Outcome(case_facts["case_id"], case_facts.get("op") or "", raw, reason), case_facts, ctx)
+
+
+def missing_records(manifest: dict | None, records: list[dict], props: dict, stopped: str | None = None) -> list[dict]:
+    """A MISSING record for each case the manifest assigned to this run that has no record.
+    stopped: the signal that stopped the run and when, if one did (the reason says so)."""
+    if not manifest:
+        return []
+    why = f"the run was stopped by {stopped} before it started" if stopped else "process killed or case lost"
+    seen = {r["case_id"] for r in records}
+    props = {**props, "backend": props.get("backend") or manifest["requested"].get("backend", ""),
+             "family": props.get("family") or manifest["requested"].get("family", "")}
+    return [not_run(facts_of_entry(a), Status.MISSING,
+                    f"selected for this run but no result was recorded ({why})", Context(props))
+            for a in manifest.get("assigned", []) if a["case_id"] not in seen]
+
+
+def facts_of_entry(entry: dict) -> dict:
+    """Case facts from a manifest entry (facts_of's keys) or a journal's start entry (id, node id, op)."""
+    facts = facts_in(entry)
+    facts.setdefault("op", entry["case_id"].split(".")[0])
+    return facts
+
+
+def unfinished_records(unfinished: dict, props: dict) -> list[dict]:
+    """MISSING records of the cases the journals saw start and never finish (journal.State.unfinished:
+    case id -> (start entry, why))."""
+    return [not_run(facts_of_entry(start), Status.MISSING, why, Context(props)) for start, why in unfinished.values()]

@@ -4,13 +4,15 @@ and the end of the run. harness/plugin.py calls these from its hooks; nothing he
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.base import banner
-from . import (baseline as bl, reruns as execute_mod, identity, records as rec_mod, repro_line as repro, shard as shard_mod)
-from .gate import apply as gate_apply, is_gate_failure
-from .recorder import Recorder, default_dir
+from . import baseline as bl, identity, records as rec_mod, repro_line as repro, reruns, shard as shard_mod
+from .gate import is_gate_failure
+from .recorder import Recorder
+from ..target import Target
 from ..core.status import Status
 
 USAGE_ERROR = 4       # pytest's exit status for a bad command line, which a refused --gate is
@@ -61,7 +63,13 @@ class ReportSettings:
         if getoption("reruns") < 0:
             raise shard_mod.ShardError("--reruns: must be >= 0")
         return cls(gate, getoption("reruns"), shard, durations, getoption("dump_failures"),
-                   not getoption("no_html"), getoption("report_dir"))
+                   not getoption("no_html"), _absolute(getoption("report_dir")))
+
+
+def _absolute(path: str | None) -> str | None:
+    """Made absolute once, before any library code runs: a library that changes the working
+    directory must not move where the reports (and --dump-failures' files) go."""
+    return None if path is None else os.path.abspath(path)
 
 
 class RunReporting:
@@ -80,7 +88,7 @@ class RunReporting:
         self.directory: Path | None = None      # the run's report directory, once the run has one
 
     def report_dir(self, props: dict) -> Path:
-        return self.directory or Path(self.settings.report_dir or default_dir(self.root, props))
+        return self.directory or Path(self.settings.report_dir or Target.from_properties(props).report_dir(self.root))
 
     def baseline(self, props: dict) -> bl.Baseline | None:
         """The run's baseline; BaselineError when it does not fit the run (remembered: the end of
@@ -117,7 +125,7 @@ class RunReporting:
         if self.settings.shard:
             keep = shard_mod.select([c.id for c, _ in cases], self.settings.shard, self.settings.durations)
         if props and self.worker in (None, "gw0"):     # every xdist worker selects the same; one writes it down
-            entry = lambda c, n: {"case_id": c.id, "nodeid": n, "op": c.op.name, "dtype": c.dtype}
+            entry = rec_mod.facts_of      # the case's facts: a MISSING record of it says as much as any other
             rec_mod.write_manifest(self.report_dir(props), [entry(c, n) for c, n in cases],
                                    [entry(c, n) for (c, n), k in zip(cases, keep) if k], self.settings.shard,
                                    {**self.requested, "family": self.requested.get("family") or props.get("family")})
@@ -136,22 +144,25 @@ class RunReporting:
         return str(self.report_dir(props) / "failures") if self.settings.dump_failures else None
 
     def run_case(self, case, nodeid: str, props: dict, execute) -> dict:
-        """execute() -> the case worker's record of one fresh attempt. Reruns, the record, the
-        gate's verdict and the dump (a case the baseline skips is not run at all)."""
+        """execute() -> the Outcome of one fresh attempt. Reruns, the record (and with it the final
+        status), the dump (a case the baseline skips is not run at all)."""
+        deviation = case.deviation_on(props.get("backend", ""), props.get("family") or None)
+        facts = rec_mod.facts_of(case, nodeid, deviation.reason if deviation else None)
         skip = self.baseline_skip(case, props)
         if skip:
-            return rec_mod.from_outcome({"case_id": case.id, "op": case.op.name, "outcome": "skipped", "reason": skip},
-                                        nodeid=nodeid, case_facts=execute_mod.case_facts(case), props=props,
-                                        library_sha256={}, repro="")
-        worker_record, attempts = execute_mod.run_with_reruns(execute, self.settings.reruns)
-        record = execute_mod.record_for(case, worker_record, nodeid=nodeid, props=props, attempts=attempts,
-                                        root=self.root, switches=self.switches)
-        base = self.baseline(props)
-        if base is not None:
-            record = gate_apply([record], base)[0]
+            return rec_mod.not_run(facts, Status.SKIP, skip, rec_mod.Context(props))
+        outcome, attempts = reruns.run_with_reruns(execute, self.settings.reruns, deviates=deviation is not None)
+        record = rec_mod.build(outcome, facts, self.context(props, nodeid, attempts))
         if self.settings.dump_failures:
-            record["dump"] = execute_mod.finish_dump(record, worker_record.get("dump"))
+            record["dump"] = reruns.finish_dump(record, outcome.dump)
         return record
+
+    def context(self, props: dict, nodeid: str, attempts=()) -> rec_mod.Context:
+        """What the records of this run share: the backend, its libraries' hashes, the baseline, and
+        the command that reruns a case."""
+        return rec_mod.Context(props, identity.library_hashes(props), repro.command(nodeid, props, self.switches,
+                                                                                     self.root),
+                               tuple(attempts), self.baseline(props))
 
     # ---------------------------------------------------------------- recording (controller)
 
@@ -177,26 +188,21 @@ class RunReporting:
         recorder = self.recorder
         if recorder is None:
             return None
-        base_props = recorder.properties
-        if "record" in props:
+        record = props.get("record")
+        if record is not None:
             if when != "call" and not failed:      # setup/teardown of a case already recorded
                 return None
-            record = props["record"]
             if failed and not is_gate_failure(record):
-                record = dict(record)             # the case worker's record stays as it came
-                record["status"] = record["raw_status"] = Status.FAIL.value          # raised after judging
-                record["reason"] = record["error"] = one_line
-                record["outcome"] = "error"            # the pytest-era word, kept for older readers
+                # pytest failed the item after its case was judged: the harness raised around it
+                record = rec_mod.not_run(rec_mod.facts_in(record), Status.FAIL, f"harness error: {one_line}",
+                                         self.context(recorder.properties, nodeid))
         elif failed and (".yaml::" in nodeid or ".json::" in nodeid):
             # no record came back: the xdist worker running it died (killed from outside), or the
             # harness itself raised around the case worker
             status, what = (Status.CRASH, "the pytest worker running it died") if died else \
                 (Status.FAIL, "harness error")
-            record = {**case_of(nodeid), "nodeid": nodeid, "family": base_props.get("family", ""),
-                      "status": status.value, "raw_status": status.value, "attempts": [status.value],
-                      "reason": f"{status.value}: {what}: {one_line}", "error": one_line, "outcome": "error",
-                      "backend": rec_mod.record_identity(base_props),
-                      "repro": repro.command(nodeid, base_props, self.switches, self.root)}
+            record = rec_mod.not_run({**case_of(nodeid), "nodeid": nodeid}, status,
+                                     f"{status.value}: {what}: {one_line}", self.context(recorder.properties, nodeid))
         else:
             return None
         # `text`: the record as the xdist worker encoded it (strict JSON), written as it came

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..acl import loader, setenv
+from ..core import families
 from ..core.errors import HarnessConfigError
 
 # Why the software CANN was built, carried across the re-exec into the run's properties.
@@ -108,3 +109,30 @@ def prepare_process(no_sw_fallback: bool, allow_reexec: bool = True, before_exec
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
+
+
+SOC_VARIABLE = "SWCANN_SOC"      # the software CANN's SoC, read at every aclInit (swcann/README.md)
+DEFAULT_SOFTWARE_FAMILY = "ascend910b"
+
+
+def hand_over_soc(requested: str | None) -> str:
+    """Tell the software CANN which SoC to be, before its aclInit: the one handshake, SWCANN_SOC (a real
+    CANN's SoC is its hardware's; nothing is handed over there). --soc sets it. A value inherited from
+    the environment is kept only where it names the same family as --soc, or where no --soc was given
+    (then it is how a user picks a full SoC name, e.g. Ascend910B3); one that disagrees with --soc is
+    refused in one line, never silently overridden or obeyed. Returns the value in effect."""
+    inherited = os.environ.get(SOC_VARIABLE)
+    if inherited and requested:
+        try:
+            named = inherited if inherited in families.FAMILIES else families.family_of_soc_name(inherited)
+        except families.UnknownSocError:
+            named = None
+        if named != requested:
+            raise HarnessConfigError(
+                f"{SOC_VARIABLE}={inherited} (inherited from the environment) asks the software CANN for "
+                f"{named or 'an unknown SoC'}, but --soc {requested} was requested: unset {SOC_VARIABLE} "
+                f"or drop --soc")
+        return inherited
+    if not inherited:
+        os.environ[SOC_VARIABLE] = requested or DEFAULT_SOFTWARE_FAMILY
+    return os.environ[SOC_VARIABLE]

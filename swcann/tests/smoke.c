@@ -295,6 +295,104 @@ static void test_unpool(void)
     aclDestroyIntArray(a), aclDestroyIntArray(b), aclDestroyIntArray(c);
 }
 
+/* one AvgPool2dBackward launch (4x4 -> 2x2) queued on `stream`, phase 1 on the host */
+static void avg_launch(aclrtStream stream)
+{
+    int64_t sd[4] = {1, 1, 4, 4}, gd[4] = {1, 1, 2, 2}, two[2] = {2, 2}, zero[2] = {0, 0};
+    float g[4] = {4, 8, 12, 16};
+    DT self = mk(sd, 4, ACL_FLOAT, ACL_FORMAT_NCHW, NULL), go = mk(gd, 4, ACL_FLOAT, ACL_FORMAT_NCHW, g),
+       gi = mk(sd, 4, ACL_FLOAT, ACL_FORMAT_NCHW, NULL);
+    aclIntArray *k = ia(two, 2), *s = ia(two, 2), *p = ia(zero, 2);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    void *w = NULL;
+    CHECK(aclnnAvgPool2dBackwardGetWorkspaceSize(go.t, self.t, k, s, p, false, true, 0, 0, gi.t, &ws, &ex) == 0,
+          "avg phase 1");
+    if (ws) CHECK(aclrtMalloc(&w, ws, ACL_MEM_MALLOC_HUGE_FIRST) == 0, "ws malloc");
+    CHECK(aclnnAvgPool2dBackward(w, ws, ex, stream) == 0, "avg phase 2");
+    CHECK(aclrtSynchronizeStream(stream) == 0, "avg sync");
+    if (w) aclrtFree(w);
+    rm(&self), rm(&go), rm(&gi);
+    aclDestroyIntArray(k), aclDestroyIntArray(s), aclDestroyIntArray(p);
+}
+
+/* an event API call that must fail with `want` */
+#define EXPECT_EV(call, want) \
+    do { int r_ = (call); CHECK(r_ == (want), "%s = %d, want %d", #call, r_, (want)); aclGetRecentErrMsg(); } while (0)
+
+/* the documented timing order, then every error path of the event API (acl_abi.md 2.1b) */
+static void test_events(void)
+{
+    aclrtEvent a = NULL, b = NULL, plain = NULL, ext = NULL, ipc = NULL;
+    CHECK(aclrtCreateEventWithFlag(&a, ACL_EVENT_TIME_LINE) == 0 && aclrtCreateEvent(&b) == 0, "create");
+    aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+    CHECK(aclrtQueryEventStatus(a, &st) == 0 && st == ACL_EVENT_RECORDED_STATUS_NOT_READY, "never recorded");
+    EXPECT_EV(aclrtEventElapsedTime(&(float){0}, a, b), ACL_ERROR_RT_INTERNAL_ERROR); /* never recorded */
+    CHECK(aclrtRecordEvent(a, g_stream) == 0, "record start");
+    avg_launch(g_stream);
+    CHECK(aclrtRecordEvent(b, g_stream) == 0, "record end");
+    float ms = -1;
+    CHECK(aclrtSynchronizeEvent(b) == 0 && aclrtEventElapsedTime(&ms, a, b) == 0 && ms > 0, "elapsed %g", ms);
+    CHECK(aclrtQueryEventStatus(b, &st) == 0 && st == ACL_EVENT_RECORDED_STATUS_COMPLETE, "complete");
+    CHECK(aclrtRecordEvent(b, g_stream) == 0, "record again");
+    EXPECT_EV(aclrtEventElapsedTime(&ms, a, b), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID); /* not synchronized */
+    CHECK(aclrtSynchronizeStream(g_stream) == 0 && aclrtEventElapsedTime(&ms, a, b) == 0, "after stream sync");
+    EXPECT_EV(aclrtEventElapsedTime(NULL, a, b), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EV(aclrtEventElapsedTime(&ms, NULL, b), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EV(aclrtRecordEvent(NULL, g_stream), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EV(aclrtSynchronizeEventWithTimeout(a, -2), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_EV(aclrtSynchronizeEventWithTimeout(a, 0), ACL_ERROR_RT_PARAM_INVALID);
+    CHECK(aclrtSynchronizeEventWithTimeout(b, 1000) == 0, "sync with timeout");
+    /* no timestamp without ACL_EVENT_TIME_LINE; external and IPC events have no elapsed time */
+    CHECK(aclrtCreateEventWithFlag(&plain, ACL_EVENT_SYNC) == 0 && aclrtRecordEvent(plain, g_stream) == 0 &&
+          aclrtSynchronizeEvent(plain) == 0, "sync-only event");
+    EXPECT_EV(aclrtEventElapsedTime(&ms, a, plain), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID);
+    CHECK(aclrtCreateEventWithFlag(&ext, ACL_EVENT_EXTERNAL) == 0, "external");
+    EXPECT_EV(aclrtEventElapsedTime(&ms, a, ext), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    EXPECT_EV(aclrtSynchronizeEvent(ext), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    EXPECT_EV(aclrtCreateEventWithFlag(&ipc, ACL_EVENT_IPC), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_EV(aclrtCreateEventWithFlag(&ipc, ACL_EVENT_EXTERNAL | ACL_EVENT_TIME_LINE), ACL_ERROR_RT_PARAM_INVALID);
+    EXPECT_EV(aclrtCreateEventWithFlag(&ipc, 0), ACL_ERROR_RT_PARAM_INVALID);
+    CHECK(aclrtCreateEventExWithFlag(&ipc, ACL_EVENT_IPC) == 0 && aclrtRecordEvent(ipc, g_stream) == 0, "ipc");
+    EXPECT_EV(aclrtEventElapsedTime(&ms, ipc, b), ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+    /* two streams: each has its own clock, the documented order uses one */
+    aclrtStream other = NULL;
+    CHECK(aclrtCreateStream(&other) == 0 && aclrtRecordEvent(b, other) == 0 && aclrtSynchronizeStream(other) == 0,
+          "other stream");
+    EXPECT_EV(aclrtEventElapsedTime(&ms, a, b), ACL_ERROR_RT_PARAM_INVALID);
+    CHECK(aclrtDestroyStream(other) == 0, "destroy other stream");
+    CHECK(aclrtDestroyEvent(a) == 0 && aclrtDestroyEvent(b) == 0 && aclrtDestroyEvent(plain) == 0 &&
+          aclrtDestroyEvent(ext) == 0, "destroy");
+    EXPECT_EV(aclrtDestroyEvent(a), ACL_ERROR_RT_INVALID_HANDLE);
+    EXPECT_EV(aclrtRecordEvent(a, g_stream), ACL_ERROR_RT_INVALID_HANDLE);
+    EXPECT_EV(aclrtDestroyEvent(NULL), ACL_ERROR_INVALID_PARAM);
+    /* ipc is left to aclrtResetDevice, which drops the device's events (no leak) */
+    int64_t x, y, live = -1;
+    CHECK(swcannGetStats(&x, &y, &live) == 0 && live == 1, "one live event, got %lld", (long long)live);
+    CHECK(swcannGetTimingSource() == 0, "timing source %d", swcannGetTimingSource());
+}
+
+/* SWCANN_DEVICES devices, each with its own streams: a record across devices is refused */
+static void test_devices(void)
+{
+    setenv("SWCANN_SOC", "ascend910b", 1);
+    setenv("SWCANN_DEVICES", "2", 1);
+    setenv("SWCANN_DEVICE_COUNT", "3", 1);
+    CHECK(aclInit(NULL) == ACL_ERROR_INVALID_PARAM, "alias conflict");
+    expect_msg("SWCANN_DEVICE_COUNT");
+    unsetenv("SWCANN_DEVICE_COUNT");
+    uint32_t n = 0;
+    CHECK(aclInit(NULL) == 0 && aclrtGetDeviceCount(&n) == 0 && n == 2, "2 devices, got %u", n);
+    aclrtEvent ev = NULL;
+    aclrtStream s1 = NULL;
+    CHECK(aclrtSetDevice(0) == 0 && aclrtCreateEvent(&ev) == 0, "event on device 0");
+    CHECK(aclrtSetDevice(1) == 0 && aclrtCreateStream(&s1) == 0, "stream on device 1");
+    EXPECT_EV(aclrtRecordEvent(ev, s1), ACL_ERROR_RT_STREAM_CONTEXT);
+    CHECK(aclrtDestroyStream(s1) == 0 && aclrtDestroyEvent(ev) == 0, "cleanup");
+    CHECK(aclrtResetDevice(1) == 0 && aclrtResetDevice(0) == 0 && aclFinalize() == 0, "teardown");
+    unsetenv("SWCANN_DEVICES");
+}
+
 /* SoC switch: finalize, pick ascend950, re-init; fp16 MaxPool2d accepted, B2.4 on AvgPool */
 static void test_950(void)
 {
@@ -361,11 +459,13 @@ int main(void)
     test_adaptive();
     test_avgpool();
     test_unpool();
+    test_events();
     CHECK(aclrtDestroyStream(g_stream) == 0, "destroy stream");
     CHECK(aclrtResetDevice(0) == 0, "reset");
     CHECK(aclFinalize() == 0, "finalize");
     CHECK(aclFinalize() == 100037, "repeat finalize");
     test_950();
+    test_devices();
     int64_t a = -1, b = -1, o = -1;
     CHECK(swcannGetStats(&a, &b, &o) == 0 && a == 0 && b == 0 && o == 0,
           "leaks: allocs %lld bytes %lld objects %lld", (long long)a, (long long)b, (long long)o);

@@ -21,6 +21,21 @@ typedef int aclError;
 typedef uint16_t aclFloat16;
 typedef void *aclrtStream;
 typedef void *aclrtContext;
+typedef void *aclrtEvent;
+
+/* acl_abi.md 2.1b: aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag flag bits */
+#define ACL_EVENT_SYNC 0x00000001U
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002U
+#define ACL_EVENT_TIME_LINE 0x00000008U
+#define ACL_EVENT_DEVICE_USE_ONLY 0x00000010U
+#define ACL_EVENT_EXTERNAL 0x00000020U
+#define ACL_EVENT_IPC 0x00000040U
+
+/* aclrtQueryEventStatus (values of CANN's acl_rt.h; the spec names only the type) */
+typedef enum aclrtEventRecordedStatus {
+    ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+    ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
+} aclrtEventRecordedStatus;
 
 /* acl_abi.md 3.1 */
 typedef enum {
@@ -81,10 +96,16 @@ typedef enum { ACL_RT_THREAD_LEVEL = 0 } aclrtLastErrLevel;
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001
 #define ACL_ERROR_RT_CONTEXT_NULL 107002
 #define ACL_ERROR_RT_STREAM_CONTEXT 107003
+#define ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID 107006 /* rt_error_codes.h; not in the spec's 4.3 */
+#define ACL_ERROR_RT_INVALID_HANDLE 107017          /* rt_error_codes.h; not in the spec's 4.3 */
 #define ACL_ERROR_RT_SYSPARAMOPT_NOT_SET 107021
+#define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define ACL_ERROR_RT_NO_DEVICE 207004
+#define ACL_ERROR_RT_NO_EVENT_RESOURCE 207007       /* rt_error_codes.h; not in the spec's 4.3 */
+#define ACL_ERROR_RT_INTERNAL_ERROR 507000
 #define ACL_ERROR_RT_AICORE_EXCEPTION 507015
+#define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047
 
 #define ACL_MAJOR_VERSION 1
 #define ACL_MINOR_VERSION 17
@@ -116,6 +137,16 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src,
                                               size_t count, aclrtMemcpyKind kind,
                                               aclrtStream stream);
+/* Events (acl_abi.md 2.1b): timing work on a stream */
+ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent *event);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus *status);
+ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
 ACL_FUNC_VISIBILITY aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
@@ -133,13 +164,18 @@ ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
 
 /* ---- swcann extensions (not part of CANN; their presence marks a software CANN) ---- */
 /* Live counts: device+host allocations, their requested bytes, ACL objects
- * (tensors, int/bool/float arrays, scalars, executors). Returns 0. */
+ * (tensors, int/bool/float arrays, scalars, executors, events). Returns 0. */
 ACL_FUNC_VISIBILITY int32_t swcannGetStats(int64_t *liveAllocs, int64_t *liveBytes,
                                            int64_t *liveObjects);
 /* Kernels launched by this process since aclInit (the in-process analogue of a profiler's
  * task count; a real CANN reports that only through msprof/aclprof result files).
  * 100001 before aclInit, 100000 for a null pointer. */
 ACL_FUNC_VISIBILITY aclError swcannGetKernelLaunches(uint64_t *launches);
+/* What event timings measure (swcann/README.md "Device time"): 0 = the kernels' thread CPU
+ * time (and that of copies queued with aclrtMemcpyAsync), 1 = modelled device time
+ * (SWCANN_DEVICE_TIME=1: bytes moved / the family's modelled bandwidth, slept for real).
+ * Read at aclInit; -1 before the first aclInit. */
+ACL_FUNC_VISIBILITY int32_t swcannGetTimingSource(void);
 /* One-shot fault: site "phase2", "sync" or "malloc"; code 0 clears. Unknown site -> nonzero. */
 ACL_FUNC_VISIBILITY int32_t swcannInjectFault(const char *site, int32_t code);
 ACL_FUNC_VISIBILITY const char *swcannVersion(void);

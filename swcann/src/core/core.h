@@ -40,6 +40,9 @@ int mem_check(const void *p, uint64_t bytes, char *why, size_t n);
 void mem_stats(int64_t *allocs, int64_t *bytes);
 int mem_is_device_ptr(const void *p); /* live or quarantined device block */
 
+/* event.c */
+int64_t events_live(void); /* live aclrtEvent objects (counted with the ACL objects in swcannGetStats) */
+
 /* runtime.c */
 int rt_initialized(void);
 int rt_current_device(void); /* -1 when this thread has no device */

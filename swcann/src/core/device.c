@@ -1,6 +1,7 @@
 /* aclInit/aclFinalize, devices (per-thread current device, ref-counted
  * SetDevice/ResetDevice), contexts, sys-param options (acl_abi.md 3.3, 6). */
 #include "core.h"
+#include "devtime.h"
 #include "faults.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,17 +77,37 @@ aclError rt_need_device(const char *api, int *dev)
                      "%s: no current context in this thread (call aclrtSetDevice)", api);
 }
 
-/* The physical devices the driver reports (libascend_hal.so: SWCANN_DEVICE_COUNT,
- * default 1), filtered and re-indexed by ASCEND_RT_VISIBLE_DEVICES: parsing stops
- * at the first invalid character or id, duplicates are an error (EE2002) --
- * acl_abi.md 6. */
+static int is_count(const char *e)
+{
+    char *end;
+    long v = strtol(e, &end, 10);
+    return end != e && !*end && v >= 1 && v <= SWC_MAX_DEVICES;
+}
+
+/* why the driver refused its device-count variables (src/driver/hal.c) */
+static void device_env_why(char *why, size_t n)
+{
+    const char *now = getenv("SWCANN_DEVICES"), *old = getenv("SWCANN_DEVICE_COUNT");
+    if (now && *now && !is_count(now))
+        snprintf(why, n, "Value '%s' for env SWCANN_DEVICES is invalid. Reason: must be an integer in "
+                 "[1, %d].", now, SWC_MAX_DEVICES);
+    else if (old && *old && !is_count(old))
+        snprintf(why, n, "Value '%s' for env SWCANN_DEVICE_COUNT is invalid. Reason: must be an integer in "
+                 "[1, %d] (SWCANN_DEVICE_COUNT is the old name of SWCANN_DEVICES).", old, SWC_MAX_DEVICES);
+    else
+        snprintf(why, n, "Values '%s' for env SWCANN_DEVICES and '%s' for env SWCANN_DEVICE_COUNT disagree. "
+                 "Reason: SWCANN_DEVICE_COUNT is the old name of SWCANN_DEVICES; set only SWCANN_DEVICES.",
+                 now ? now : "", old ? old : "");
+}
+
+/* The physical devices the driver reports (libascend_hal.so: SWCANN_DEVICES, default 1),
+ * filtered and re-indexed by ASCEND_RT_VISIBLE_DEVICES: parsing stops at the first invalid
+ * character or id, duplicates are an error (EE2002) -- acl_abi.md 6. */
 static int parse_devices(int *count, char *why, size_t n)
 {
     uint32_t num = 0;
     if (drvGetDevNum(&num) != 0 || num > SWC_MAX_DEVICES) {
-        const char *e = getenv("SWCANN_DEVICE_COUNT");
-        snprintf(why, n, "Value '%s' for env SWCANN_DEVICE_COUNT is invalid. Reason: must be "
-                 "an integer in [1, %d].", e ? e : "", SWC_MAX_DEVICES);
+        device_env_why(why, n);
         return -1;
     }
     long phys = (long)num;
@@ -141,7 +162,8 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath)
                          configPath);
     }
     const char *env = getenv("SWCANN_SOC");
-    if (!soc_reload()) { /* read at every aclInit, so a process may switch families */
+    const swc_soc_info *soc = soc_reload(); /* read at every aclInit: a process may switch families */
+    if (!soc) {
         pthread_mutex_unlock(&g_lock);
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001",
                          "Value '%s' for env SWCANN_SOC is invalid. Reason: allowed values are %s "
@@ -157,7 +179,8 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath)
                          "(reproduce the documented hardware deviations) and 0 (software CANN).", dev);
     }
     int cnt;
-    if (parse_devices(&cnt, why, sizeof why) != 0 || faults_load(why, sizeof why) != 0) {
+    if (parse_devices(&cnt, why, sizeof why) != 0 || faults_load(why, sizeof why) != 0 ||
+        devtime_load(soc, why, sizeof why) != 0) {
         pthread_mutex_unlock(&g_lock);
         return core_fail(ACL_ERROR_INVALID_PARAM, "EH0001", "%s", why);
     }

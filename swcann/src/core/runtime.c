@@ -1,6 +1,7 @@
 /* Misc runtime API, swcann extensions and the internal table handed to
  * libnnopbase.so / libopapi.so. */
 #include "core.h"
+#include "devtime.h"
 #include "faults.h"
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ ACL_FUNC_VISIBILITY int32_t swcannGetStats(int64_t *liveAllocs, int64_t *liveByt
     mem_stats(&a, &b);
     if (liveAllocs) *liveAllocs = a;
     if (liveBytes) *liveBytes = b;
-    if (liveObjects) *liveObjects = objreg_live();
+    if (liveObjects) *liveObjects = objreg_live() + events_live();
     return 0;
 }
 
@@ -127,6 +128,7 @@ static const swc_core k_core = {
     .fault_on = faults_on,
     .fault_phase2 = faults_phase2,
     .count_launch = core_count_launch,
+    .kernel_time = devtime_kernel,
 };
 
 SWC_API const swc_core *swcannCoreApi(uint32_t abi) { return abi == SWC_CORE_ABI ? &k_core : NULL; }

@@ -1,27 +1,39 @@
 /* Streams.  Work is executed synchronously at launch; device-side failures
  * (AI Core exception, injected faults) are parked on the stream and reported by
- * the next synchronize on it (acl_abi.md 4.3). */
+ * the next synchronize on it (acl_abi.md 4.3).  Each stream's device clock
+ * (stream.h) advances by the work run on it (devtime.c). */
 #include "core.h"
+#include "devtime.h"
 #include "faults.h"
+#include "stream.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct stream {
-    uint32_t magic;
-    int dev;
-    int pend_code;
-    char pend_msg[1536];
-    struct stream *next;
-} stream_t;
-
 static stream_t *g_streams;
 static stream_t g_default[SWC_MAX_DEVICES]; /* default stream of each device context */
+static uint64_t g_serial = SWC_MAX_DEVICES; /* serials 1..SWC_MAX_DEVICES: the default streams */
 
-static stream_t *find_locked(void *s)
+stream_t *stream_find_locked(void *s)
 {
     for (stream_t *p = g_streams; p; p = p->next)
         if ((void *)p == s) return p;
+    return NULL;
+}
+
+stream_t *stream_default_locked(int dev)
+{
+    stream_t *s = &g_default[dev];
+    s->dev = dev;
+    s->serial = (uint64_t)dev + 1;
+    return s;
+}
+
+stream_t *stream_by_serial_locked(uint64_t serial)
+{
+    if (serial >= 1 && serial <= SWC_MAX_DEVICES) return stream_default_locked((int)serial - 1);
+    for (stream_t *p = g_streams; p; p = p->next)
+        if (p->serial == serial) return p;
     return NULL;
 }
 
@@ -37,6 +49,9 @@ void stream_reset_device(int dev) /* caller holds g_lock */
         }
     }
     g_default[dev].pend_code = 0;
+    g_default[dev].clock_ns = 0; /* a reset device starts a new timeline; its events go too */
+    g_default[dev].records = 0;
+    events_reset_device_locked(dev);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream)
@@ -52,6 +67,7 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream)
     s->magic = 0x5354524du;
     s->dev = d;
     pthread_mutex_lock(&g_lock);
+    s->serial = ++g_serial;
     s->next = g_streams;
     g_streams = s;
     pthread_mutex_unlock(&g_lock);
@@ -71,6 +87,9 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream)
         if ((void *)*pp == stream) {
             stream_t *d = *pp;
             *pp = d->next;
+            /* its work is done (destroy requires a prior synchronize, acl_rt.h): the events
+             * recorded on it keep their stamps and count as completed */
+            events_completed_locked(d->serial, d->records);
             pthread_mutex_unlock(&g_lock);
             free(d);
             return ACL_SUCCESS;
@@ -90,9 +109,8 @@ int core_stream_get(void *stream, void **resolved, char *why, size_t n)
         snprintf(why, n, "no current context in this thread (call aclrtSetDevice)");
         return ACL_ERROR_RT_CONTEXT_NULL;
     }
-    if (!stream) { *resolved = &g_default[d]; return 0; }
     pthread_mutex_lock(&g_lock);
-    stream_t *s = find_locked(stream);
+    stream_t *s = stream ? stream_find_locked(stream) : stream_default_locked(d);
     pthread_mutex_unlock(&g_lock);
     if (!s) {
         snprintf(why, n, "stream %p is not a live stream (destroyed, never created, or its "
@@ -138,6 +156,7 @@ static aclError sync_one(const char *api, aclrtStream stream)
     char msg[sizeof s->pend_msg];
     memcpy(msg, s->pend_msg, sizeof msg);
     s->pend_code = 0;
+    if (!code) events_completed_locked(s->serial, s->records);
     pthread_mutex_unlock(&g_lock);
     if (code) {
         core_set_dev_msg("EZ9999", msg);
@@ -176,6 +195,8 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void)
             }
         }
     }
+    for (stream_t *p = g_streams; !first && p; p = p->next)
+        if (p->dev == d) events_completed_locked(p->serial, p->records);
     pthread_mutex_unlock(&g_lock);
     return first;
 }
@@ -190,5 +211,8 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const v
     if (e) return e;
     int rc = core_stream_get(stream, &r, why, sizeof why);
     if (rc) return core_fail(rc, "EE1001", "aclrtMemcpyAsync: %s", why);
-    return mem_copy("aclrtMemcpyAsync", dst, destMax, src, count, kind);
+    uint64_t t0 = devtime_thread_cpu_ns();
+    e = mem_copy("aclrtMemcpyAsync", dst, destMax, src, count, kind);
+    if (!e) devtime_copy(r, devtime_thread_cpu_ns() - t0, count, kind, dst, src);
+    return e;
 }

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
+
+#define KERNEL_CORES 48 /* the block dimension the modelled tilings spread a launch over */
 
 static const swc_core *core(void)
 {
@@ -401,6 +404,50 @@ static void scribble_first_input(const job_head *h)
     memset(t->data + t->offset * (int64_t)t->es, 0x5A, span < 32 ? span : 32);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Clears n bytes at p the way a core clears device memory: the stores go around the host's
+ * caches (non-temporal), so the clearing costs memory bandwidth, as on the device, and not what
+ * a cache-resident memset would cost. */
+static void gm_clear(void *p, size_t n)
+{
+    size_t done = 0;
+#if defined(__x86_64__)
+    for (long long *q = p; done + 8 <= n && ((uintptr_t)p & 7u) == 0; done += 8) __builtin_ia32_movnti64(q++, 0);
+    __builtin_ia32_sfence();
+#elif defined(__aarch64__)
+    for (char *q = p; done + 16 <= n && ((uintptr_t)p & 15u) == 0; done += 16, q += 16)
+        __asm__ volatile("stnp xzr, xzr, [%0]" : : "r"(q) : "memory");
+#endif
+    memset((char *)p + done, 0, n - done);
+}
+
+/* fault perf_workspace_rezero: every core of the launch clears the whole workspace (system
+ * workspace and fp32 accumulator) instead of its own share of the accumulator */
+static void rezero_workspace(struct aclOpExecutor *e, job_head *h, void *ws)
+{
+    if (!h->acc_ws_off || !job_bug(h, "perf_workspace_rezero")) return;
+    for (int core_id = 0; core_id < KERNEL_CORES; core_id++) gm_clear(ws, e->workspace);
+    job_traffic(h, (uint64_t)KERNEL_CORES * e->workspace);
+}
+
+/* the kernel as the device runs it: its thread CPU time and the bytes it moves advance the
+ * stream's device clock (phase-2 checks and the launch itself are host work, outside it) */
+static int timed_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
+{
+    uint64_t t0 = thread_cpu_ns();
+    h->traffic = 0;
+    rezero_workspace(e, h, ws);
+    int st = h->kernel(e, h, ws, stream);
+    core()->kernel_time(stream, thread_cpu_ns() - t0, h->traffic);
+    return st;
+}
+
 static int run_adapter(struct aclOpExecutor *e, void *ws, uint64_t wsSize, void *stream)
 {
     (void)wsSize;
@@ -431,7 +478,7 @@ static int run_adapter(struct aclOpExecutor *e, void *ws, uint64_t wsSize, void 
     }
     if (check_tensors(h, e->api, stream) != 0) return ACLNN_SUCCESS;
     core()->count_launch(stream);
-    int st = h->kernel(e, h, ws, stream);
+    int st = timed_kernel(e, h, ws, stream);
     if (job_bug(h, "input_as_scratch")) scribble_first_input(h);
     return st;
 }
@@ -514,6 +561,7 @@ int dev_mem_ok(const void *p, uint64_t bytes, char *why, size_t n)
 lt5 lt_make(const tview *v, const int axes[5])
 {
     lt5 t;
+    t.half_via_double = 0;
     t.data = v->data;
     t.dtype = v->dtype;
     t.es = v->es;
@@ -525,12 +573,39 @@ lt5 lt_make(const tview *v, const int axes[5])
     return t;
 }
 
+lt5 lt_job(const job_head *h, const tview *v, const int axes[5])
+{
+    lt5 t = lt_make(v, axes);
+    /* fault perf_fp16_double: the fp16 path converts through double (bit-identical, slower) */
+    t.half_via_double = t.dtype == ACL_FLOAT16 && job_bug(h, "perf_fp16_double");
+    return t;
+}
+
+void lt_split(const lt5 *t, int64_t flat, int64_t i[5])
+{
+    for (int a = 4; a >= 0; a--) {
+        i[a] = flat % t->n[a];
+        flat /= t->n[a];
+    }
+}
+
+int64_t lt_at_flat(const lt5 *t, int64_t flat)
+{
+    int64_t i[5];
+    lt_split(t, flat, i);
+    return lt_at(t, i[0], i[1], i[2], i[3], i[4]);
+}
+
 float ld_f(const lt5 *t, int64_t el)
 {
     const char *p = t->data + el * (int64_t)t->es;
     switch (t->dtype) {
     case ACL_FLOAT: { float v; memcpy(&v, p, 4); return v; }
-    case ACL_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return swc_half_to_float(v); }
+    case ACL_FLOAT16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return t->half_via_double ? swc_half_to_float_via_double(v) : swc_half_to_float(v);
+    }
     case ACL_BF16: { uint16_t v; memcpy(&v, p, 2); return swc_bf16_to_float(v); }
     case ACL_DOUBLE: { double v; memcpy(&v, p, 8); return (float)v; }
     default: return 0.0f;
@@ -542,7 +617,11 @@ void st_f(const lt5 *t, int64_t el, float v)
     char *p = t->data + el * (int64_t)t->es;
     switch (t->dtype) {
     case ACL_FLOAT: memcpy(p, &v, 4); break;
-    case ACL_FLOAT16: { uint16_t h = swc_float_to_half(v); memcpy(p, &h, 2); break; }
+    case ACL_FLOAT16: {
+        uint16_t h = t->half_via_double ? swc_float_to_half_via_double(v) : swc_float_to_half(v);
+        memcpy(p, &h, 2);
+        break;
+    }
     case ACL_BF16: { uint16_t b = swc_float_to_bf16(v); memcpy(p, &b, 2); break; }
     case ACL_DOUBLE: { double d = v; memcpy(p, &d, 8); break; }
     default: break;
@@ -603,20 +682,75 @@ static float flush_subnormal(float v, int dt)
     return r != 0.0f && fabsf(r) < tiny ? copysignf(0.0f, r) : v;
 }
 
-void store_planes(const job_head *h, const lt5 *t, const float *acc, int round_to)
+/* what store_planes does to each element's value: the library faults that act on the store */
+typedef struct { int round_to, onto_old, trunc, ftz; } store_mode;
+
+static float stored_value(const store_mode *m, const lt5 *t, int64_t at, float v)
 {
-    int64_t i = 0, stop = -1;
+    v = m->round_to >= 0 ? round_dt(v, m->round_to) : v;
+    if (m->onto_old) v += ld_f(t, at);
+    if (m->trunc) v = toward_zero(v, t->dtype);
+    if (m->ftz) v = flush_subnormal(v, t->dtype);
+    return v;
+}
+
+/* The scalar path's store: it writes through the data cache, then cleans and invalidates the
+ * element's line so the write reaches memory (what AscendC's DataCacheCleanAndInvalid does after
+ * a scalar GM write); every element pays a memory round trip, as a scalar GM access does. */
+static void scalar_store(const lt5 *t, int64_t at, float v)
+{
+    st_f(t, at, v);
+    char *p = t->data + at * (int64_t)t->es;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_clflush(p);
+    __builtin_ia32_mfence();
+#elif defined(__aarch64__)
+    __asm__ volatile("dc civac, %0\n\tdsb ish" : : "r"(p) : "memory");
+#else
+    __asm__ volatile("" : : "r"(p) : "memory");
+#endif
+}
+
+/* How store_planes addresses a row. The vector path stores whole 32-byte blocks with
+ * addresses stepped along the row. Fault perf_unaligned_width: a width that is not a multiple of
+ * 16 makes the kernel derive every element's address by division (no stepped rows); fault
+ * perf_tail_scalar: the last partial block of each row goes element by element through the
+ * scalar path (scalar_store). */
+typedef struct { int divide_all; int64_t scalar_from; } row_path;
+
+static row_path row_path_of(const job_head *h, const lt5 *t)
+{
+    int64_t W = t->n[4], per_block = 32 / (int64_t)t->es;
+    row_path r = {W % 16 != 0 && job_bug(h, "perf_unaligned_width"), W};
+    if (per_block > 0 && W % per_block != 0 && job_bug(h, "perf_tail_scalar")) r.scalar_from = W - W % per_block;
+    return r;
+}
+
+/* fault perf_grad_input_extra_pass: gradInput is cleared in a pass of its own before the store
+ * (which then overwrites every element) */
+static void clear_pass(job_head *h, const lt5 *t)
+{
+    int64_t total = lt_numel(t);
+    for (int64_t i = 0; i < total; i++) st_f(t, lt_at_flat(t, i), 0.0f);
+    job_traffic(h, (uint64_t)total * t->es);
+}
+
+void store_planes(job_head *h, const lt5 *t, const float *acc, int round_to)
+{
+    int64_t i = 0, stop = -1, total = lt_numel(t);
+    store_mode m = {round_to, 0, job_bug(h, "half_store_truncates"), job_bug(h, "half_subnormal_ftz")};
     /* fault grad_input_not_zeroed: the output is never cleared before the kernel adds into it,
      * so every element keeps what the buffer held plus its gradient */
-    int onto_old = job_bug(h, "grad_input_not_zeroed");
+    m.onto_old = job_bug(h, "grad_input_not_zeroed");
     /* fault relaunch_not_zeroed: the clearing is done once per executor (an "initialised" flag
      * kept in it), so a repeatable executor's second launch adds onto the buffer's old bytes */
-    if (h->exec->launches > 0 && job_bug(h, "relaunch_not_zeroed")) onto_old = 1;
-    int trunc = job_bug(h, "half_store_truncates"), ftz = job_bug(h, "half_subnormal_ftz");
-    if (job_bug(h, "tail_unwritten")) { /* only whole 32-byte blocks of the output are stored */
-        int64_t total = t->n[0] * t->n[1] * t->n[2] * t->n[3] * t->n[4];
+    if (h->exec->launches > 0 && job_bug(h, "relaunch_not_zeroed")) m.onto_old = 1;
+    if (job_bug(h, "tail_unwritten")) /* only whole 32-byte blocks of the output are stored */
         stop = total * (int64_t)t->es / 32 * 32 / (int64_t)t->es;
-    }
+    if (job_bug(h, "perf_grad_input_extra_pass")) clear_pass(h, t);
+    /* written, read back when added onto, and the accumulator read when it is in the workspace */
+    job_traffic(h, (uint64_t)total * (t->es * (m.onto_old ? 2u : 1u) + (h->acc_ws_off ? 4u : 0u)));
+    row_path path = row_path_of(h, t);
     /* fault write_past_end: each row's store is one element too long (a tail-mask bug). Where
      * that element is not in a live block the write is dropped: on a device it would land in
      * memory nobody checks, here it would corrupt the simulator's own heap. */
@@ -627,15 +761,13 @@ void store_planes(const job_head *h, const lt5 *t, const float *acc, int round_t
             for (int64_t d = 0; d < t->n[2]; d++)
                 for (int64_t y = 0; y < t->n[3]; y++) {
                     float v = 0.0f;
-                    for (int64_t x = 0; x < t->n[4]; x++) {
+                    for (int64_t x = 0; x < t->n[4]; x++, i++) {
                         if (i == stop) return;
-                        int64_t at = lt_at(t, n, c, d, y, x);
-                        v = acc[i++];
-                        v = round_to >= 0 ? round_dt(v, round_to) : v;
-                        if (onto_old) v += ld_f(t, at);
-                        if (trunc) v = toward_zero(v, t->dtype);
-                        if (ftz) v = flush_subnormal(v, t->dtype);
-                        st_f(t, at, v);
+                        int64_t at = path.divide_all || x >= path.scalar_from ? lt_at_flat(t, i)
+                                                                              : lt_at(t, n, c, d, y, x);
+                        v = stored_value(&m, t, at, acc[i]);
+                        if (x >= path.scalar_from) scalar_store(t, at, v);
+                        else st_f(t, at, v);
                     }
                     int64_t over = lt_at(t, n, c, d, y, t->n[4]);
                     if (past_end && t->n[4] > 0 && over >= 0 &&
@@ -656,7 +788,9 @@ float *acc_get(job_head *h, void *ws, int64_t n, int *heap)
     }
     /* fault acc_workspace_not_zeroed: the accumulator in the caller's workspace is used as it
      * comes (whatever the allocation held), not cleared first */
-    if (a && !(h->acc_ws_off && job_bug(h, "acc_workspace_not_zeroed")))
+    if (a && !(h->acc_ws_off && job_bug(h, "acc_workspace_not_zeroed"))) {
         memset(a, 0, (size_t)(n > 0 ? n : 0) * sizeof(float));
+        if (h->acc_ws_off) job_traffic(h, (uint64_t)(n > 0 ? n : 0) * sizeof(float)); /* in device memory */
+    }
     return a;
 }

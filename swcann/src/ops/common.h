@@ -38,6 +38,7 @@ typedef struct {
     int dtype;
     size_t es;
     int64_t off, n[5], s[5];
+    int half_via_double; /* fault perf_fp16_double: fp16 elements converted through double */
 } lt5;
 
 struct job_head;
@@ -53,6 +54,7 @@ typedef struct job_head {
     tview t[6];         /* every tensor the kernel touches */
     uint64_t acc_ws_off; /* >0: fp32 accumulator lives in the workspace at this offset */
     int deviations, deterministic;
+    uint64_t traffic;    /* bytes the running kernel moved in device memory (read + written) */
 } job_head;
 
 /* ---- phase 1 ---- */
@@ -130,6 +132,17 @@ void raise_exc(void *stream, const char *api, const char *fmt, ...) __attribute_
 /* 1 when [p, p + bytes) lies in one live device block, else 0 with why filled */
 int dev_mem_ok(const void *p, uint64_t bytes, char *why, size_t n);
 lt5 lt_make(const tview *v, const int axes[5]); /* axes[i] = view dim for logical i, or -1 */
+/* the same view with the launch's performance faults applied (its element accessors) */
+lt5 lt_job(const job_head *h, const tview *v, const int axes[5]);
+static inline int64_t lt_numel(const lt5 *t) { return t->n[0] * t->n[1] * t->n[2] * t->n[3] * t->n[4]; }
+/* element offset of the flat-th element (row-major over n[]) derived by division, as a scalar
+ * loop without incremental addressing derives it: the slow paths of the perf faults */
+int64_t lt_at_flat(const lt5 *t, int64_t flat);
+void lt_split(const lt5 *t, int64_t flat, int64_t i[5]); /* the (n, c, d, h, w) of a flat index */
+/* the view keeps C innermost (stride 1, C > 1): NHWC data or a channels-last view */
+static inline int lt_channel_last(const lt5 *t) { return t->n[1] > 1 && t->s[1] == 1; }
+/* the kernel moved `bytes` of device memory (swcann/README.md "Device time": the byte model) */
+static inline void job_traffic(job_head *h, uint64_t bytes) { h->traffic += bytes; }
 static inline int64_t lt_at(const lt5 *t, int64_t n, int64_t c, int64_t d, int64_t h, int64_t w)
 {
     return t->off + n * t->s[0] + c * t->s[1] + d * t->s[2] + h * t->s[3] + w * t->s[4];
@@ -150,7 +163,7 @@ int indices_in_range(const lt5 *ix, const int64_t ext[5], int as_i32, int64_t li
                      void *stream, const char *api, const char *range, const char *access);
 /* writes an fp32 sum laid out plane by plane (n, c, then d, h, w) into t, rounded to
  * round_to first when >= 0 (an aclDataType); h: the job (its faults) */
-void store_planes(const job_head *h, const lt5 *t, const float *acc, int round_to);
+void store_planes(job_head *h, const lt5 *t, const float *acc, int round_to);
 /* scratch fp32 accumulator (workspace region when modelled, else heap) */
 float *acc_get(job_head *h, void *ws, int64_t n, int *heap);
 #endif

@@ -21,6 +21,8 @@ static int unpool_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *s
                           "out-of-bounds gather"))
         return ACLNN_SUCCESS;
     size_t es = out.es;
+    /* every output element reads its index and the gradient it gathers, and is written */
+    job_traffic(h, (uint64_t)(N * C * out.n[2] * out.n[3] * out.n[4]) * (ix.es + 2 * es));
     /* fault unpool_hw_swap: the flat index is split with the H and W extents swapped */
     int64_t gh = go.n[3], gw = go.n[4];
     if (job_bug(h, "unpool_hw_swap")) gh = go.n[4], gw = go.n[3];

@@ -72,6 +72,20 @@ static int atomic_reversed(int atomic)
 /* the i-th of n steps along an axis, walked backwards when `rev` */
 static inline int64_t walk(int rev, int64_t n, int64_t i) { return rev ? n - 1 - i : i; }
 
+/* Fault perf_channel_last_recompute (channel-last views only): the kernel derives every
+ * element's offsets from its flat index by division, and splits the argmax into its (d, h, w)
+ * in the input plane and joins it again, instead of stepping through the view. */
+static int recomputes(const job_head *h, const lt5 *go)
+{
+    return lt_channel_last(go) && job_bug(h, "perf_channel_last_recompute");
+}
+
+static int64_t replane(int64_t v, const int64_t n[5])
+{
+    int64_t hw = n[3] * n[4], z = v / hw, y = v % hw / n[4], x = v % n[4];
+    return (z * n[3] + y) * n[4] + x;
+}
+
 static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
 {
     scatter_job *j = (scatter_job *)h;
@@ -87,13 +101,18 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
      * padding are masked off by the kernel */
     int padded = job_bug(h, "indices_padded") && (j->pad[0] || j->pad[1] || j->pad[2]);
     int batch0 = job_bug(h, "batch_plane_zero"); /* fault: every n reads batch 0's planes */
-    lt5 go = lt_make(&h->t[0], j->ax), ix = lt_make(&h->t[1], j->ax), gi = lt_make(&h->t[2], j->ax);
+    lt5 go = lt_job(h, &h->t[0], j->ax), ix = lt_make(&h->t[1], j->ax), gi = lt_job(h, &h->t[2], j->ax);
     int64_t N = gi.n[0], C = gi.n[1], P = gi.n[2] * gi.n[3] * gi.n[4];
     int64_t on = go.n[0] < N ? go.n[0] : N, oc = go.n[1] < C ? go.n[1] : C;
     const int64_t ext[5] = {on, oc, go.n[2], go.n[3], go.n[4]};
     if (!indices_in_range(&ix, ext, j->idx_cast_i32, P, stream, e->api, "its input plane",
                           "out-of-bounds access"))
         return ACLNN_SUCCESS;
+    int recompute = recomputes(h, &go);
+    /* gradOutput and indices read once; each gradient added to a workspace accumulator
+     * reads and writes its element */
+    uint64_t walked = (uint64_t)(on * oc * go.n[2] * go.n[3] * go.n[4]);
+    job_traffic(h, walked * (go.es + ix.es + (h->acc_ws_off ? 8u : 0u)));
     int heap;
     float *acc = acc_get(h, ws, N * C * P, &heap);
     if (!acc) {
@@ -111,9 +130,17 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
                     for (int64_t x0 = 0; x0 < go.n[4]; x0++) {
                         int64_t d = walk(rev, go.n[2], d0), y = walk(rev, go.n[3], y0),
                                 x = walk(rev, go.n[4], x0);
-                        int64_t v = ld_i(&ix, lt_at(&ix, rn, c, d, y, x));
+                        int64_t at_ix = lt_at(&ix, rn, c, d, y, x), at_go = lt_at(&go, rn, c, d, y, x);
+                        if (recompute) {
+                            int64_t i[5];
+                            lt_split(&go, (((rn * go.n[1] + c) * go.n[2] + d) * go.n[3] + y) * go.n[4] + x, i);
+                            at_ix = lt_at(&ix, i[0], i[1], i[2], i[3], i[4]);
+                            at_go = lt_at(&go, i[0], i[1], i[2], i[3], i[4]);
+                        }
+                        int64_t v = ld_i(&ix, at_ix);
                         if (j->idx_cast_i32) v = (int32_t)v;
-                        float g = ld_f(&go, lt_at(&go, rn, c, d, y, x));
+                        if (recompute) v = replane(v, gi.n);
+                        float g = ld_f(&go, at_go);
                         if (drop_nan && isnan(g)) continue;
                         if (padded && (v = unpad(v, gi.n, j->pad)) < 0) continue;
                         if (mode == ACC_LWW) plane[v] = g;
@@ -170,8 +197,10 @@ static int64_t window(const avg_job *j, int axis, int64_t o, int64_t in, int64_t
 static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stream)
 {
     avg_job *j = (avg_job *)h;
-    lt5 go = lt_make(&h->t[0], j->ax), gi = lt_make(&h->t[1], j->ax);
+    lt5 go = lt_job(h, &h->t[0], j->ax), gi = lt_job(h, &h->t[1], j->ax);
     if (job_bug(h, "grad_contiguous_strides")) contiguous_strides(&go, &h->t[0], j->ax);
+    int recompute = recomputes(h, &go);
+    uint64_t loads = 0, adds = 0; /* gradOutput elements read, accumulator elements added to */
     j->bug_cip = job_bug(h, "cip_divisor");
     j->bug_no_override = job_bug(h, "divisor_override_ignored");
     j->bug_far_pad = job_bug(h, "cip_far_pad_dropped");
@@ -204,15 +233,27 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
                     if (drop_partial && (oh * j->s[1] - j->p[1] + j->k[1] > H + j->p[1] ||
                                          ow * j->s[2] - j->p[2] + j->k[2] > W + j->p[2]))
                         continue;
-                    float g = ld_f(&go, lt_at(&go, gn, gc, od, oh, ow));
+                    int64_t at = recompute ? lt_at_flat(&go, ((gn * gC + gc) * go.n[2] + od) * go.n[3] * go.n[4] +
+                                                        oh * go.n[4] + ow)
+                                           : lt_at(&go, gn, gc, od, oh, ow);
+                    float g = ld_f(&go, at);
                     int64_t pool = pd * ph * pw, area = (de - ds) * (he - hs) * (we - ws0);
                     if (full_kernel) pool = j->k[0] * j->k[1] * j->k[2];
                     float v = j->value ? j->value(j, g, pool, area) : g / avg_divisor(j, pool, area);
+                    loads++;
+                    adds += (uint64_t)area;
+                    if (recompute) { /* the window walked as one flat loop, split by division */
+                        int64_t wy = he - hs, wx = we - ws0;
+                        for (int64_t k = 0; k < area; k++)
+                            pl[((ds + k / (wy * wx)) * H + hs + k / wx % wy) * W + ws0 + k % wx] += v;
+                        continue;
+                    }
                     for (int64_t z = ds; z < de; z++)
                         for (int64_t y = hs; y < he; y++)
                             for (int64_t x = ws0; x < we; x++) pl[(z * H + y) * W + x] += v;
                 }
     }
+    job_traffic(h, loads * go.es + (h->acc_ws_off ? adds * 8u : 0u));
     store_planes(h, &gi, acc, j->store_fp16 ? ACL_FLOAT16 : -1);
     if (heap) free(acc);
     return ACLNN_SUCCESS;

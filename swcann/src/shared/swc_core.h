@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #define SWC_API __attribute__((visibility("default")))
-#define SWC_CORE_ABI 1u
+#define SWC_CORE_ABI 2u
 #define SWC_VERSION "0.1.0"
 
 enum swc_kind { SWC_K_TENSOR = 1, SWC_K_INTARRAY, SWC_K_BOOLARRAY, SWC_K_FLOATARRAY,
@@ -60,6 +60,9 @@ typedef struct swc_core {
     /* one kernel launched onto a (resolved) stream: what a profiler's task count sees
      * (read back through swcannGetKernelLaunches) */
     void (*count_launch)(void *stream);
+    /* a kernel ran on a (resolved) stream: the thread CPU time it took and the bytes it moved
+     * (read + written); the stream's device clock advances (src/core/devtime.c) */
+    void (*kernel_time)(void *stream, uint64_t cpu_ns, uint64_t bytes);
 } swc_core;
 
 SWC_API const swc_core *swcannCoreApi(uint32_t abi);

@@ -2,6 +2,7 @@
  * the runtime (aclFloat16ToFloat, ...) and the ops' element access. */
 #ifndef SWC_HALF_H_
 #define SWC_HALF_H_
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -42,6 +43,33 @@ static inline uint16_t swc_float_to_half(float f)
     uint32_t rem = absu & 0x1fffu;
     if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) q++;
     return (uint16_t)(sign | q);
+}
+
+/* The same conversions computed through double (libm's log2/ldexp/rint): bit-identical to the
+ * two above, and several times slower. The fault perf_fp16_double puts the kernels' fp16 loads
+ * and stores on this path; inf and NaN keep their bits, as above. */
+static inline float swc_half_to_float_via_double(uint16_t h)
+{
+    uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1f) return swc_half_to_float(h);
+    double mag = exp ? ldexp((double)(man | 0x400u), (int)exp - 25) : ldexp((double)man, -24);
+    return (float)((h & 0x8000u) ? -mag : mag);
+}
+
+static inline uint16_t swc_float_to_half_via_double(float f)
+{
+    uint32_t u = swc_f2u(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    if ((u & 0x7fffffffu) >= 0x7f800000u) return swc_float_to_half(f);
+    double a = fabs((double)f); /* exact: the one rounding is rint's, ties to even */
+    if (a >= 65520.0) return (uint16_t)(sign | 0x7c00u);
+    if (a == 0.0) return sign;
+    int E = (int)floor(log2(a)); /* the binade, then fixed up where log2 rounded across it */
+    while (ldexp(1.0, E) > a) E--;
+    while (ldexp(1.0, E + 1) <= a) E++;
+    if (E < -14) E = -14;        /* subnormals keep the quantum 2^-24 */
+    double q = rint(ldexp(a, 10 - E)); /* a in units of 2^(E-10): [0, 2048] */
+    return (uint16_t)(sign | (((uint32_t)(E + 14) << 10) + (uint32_t)q));
 }
 
 static inline float swc_bf16_to_float(uint16_t b) { return swc_u2f((uint32_t)b << 16); }

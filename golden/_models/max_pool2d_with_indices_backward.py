@@ -1,0 +1,160 @@
+"""aclnnMaxPool2dWithIndicesBackward, phase 1: spec ops/max_pool2d_with_indices_backward.md section B.
+
+Both code paths (950's V3 and the other archs' 3-D-kernel path) run the same CheckParams; only the
+dtype lists (#9, #12) and the dilation rule (#26a/#26b) depend on the arch. Rows the model leaves
+out: #0 executor creation and #34 an internal nullptr (no argument reaches them), #32 the
+indices-vs-gradOutput shape (logged, its result discarded). Kernel tiling failures are not phase-1
+statuses here: the L0 wrappers discard them (B.2).
+"""
+from __future__ import annotations
+
+from .._phase1 import INVALID, Call, Phase1, Phase1Model, Rule
+from ._checks import (UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in, no_private_format, not_null,
+                      out_pointers_written, per_axis_fails, pool_attr, rank_in, same_dims, same_dtype,
+                      same_format, success_if_empty, tensor)
+
+RANKS = frozenset({3, 4})
+
+
+def _self_dtypes(family: str) -> frozenset[str]:
+    """#9: DAV_3510 -> FLOAT16, FLOAT, BF16; DAV_2201 -> FLOAT; DAV_1001 and any other arch -> none."""
+    if is_regbase(family):
+        return frozenset({"float16", "float32", "bfloat16"})
+    return frozenset({"float32"}) if family in ("ascend910b", "ascend910_93") else frozenset()
+
+
+def _index_dtypes(family: str) -> frozenset[str]:
+    """#12: DAV_3510 -> INT32, INT64; every other arch -> INT32, INT8 (INT8 has no kernel: G.4)."""
+    return frozenset({"int32", "int64"}) if is_regbase(family) else frozenset({"int32", "int8"})
+
+
+def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int | None:
+    """The output size (spec B notes, = PyTorch's pooling_output_shape): division rounds toward
+    -inf; in ceil mode a last window starting at or past size + pad is dropped. None for s <= 0."""
+    if s <= 0:
+        return None
+    o = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (o - 1) * s >= size + p:
+        o -= 1
+    return o
+
+
+def _planes(call: Call):
+    """self as #28 reads it: (N or None, C, H, W, channel_last); NHWC storage puts C last
+    (4-D (N,H,W,C), 3-D (H,W,C)). None for a rank other than 3 or 4."""
+    t = tensor(call, "self")
+    if t.rank not in RANKS:
+        return None
+    dims = t.dims if t.rank == 4 else (None,) + t.dims
+    if t.format == "NHWC":
+        return dims[0], dims[3], dims[1], dims[2], True
+    return dims[0], dims[1], dims[2], dims[3], False
+
+
+def _out_hw(call: Call):
+    """(Ho, Wo) from self's H and W, or None when self's rank or the window cannot give them."""
+    planes = _planes(call)
+    window = zip(*(pool_attr(call, n, 2) for n in ("kernelSize", "stride", "padding", "dilation")))
+    if planes is None:
+        return None
+    ceil = bool(call.attrs.get("ceilMode", False))
+    outs = tuple(_pool_out(size, *axis, ceil) for size, axis in zip(planes[2:4], window))
+    return None if None in outs or len(outs) != 2 else outs
+
+
+def _zero_plane_dim(call, family) -> bool:
+    """#28: C, H and W of self are non-zero (N may be 0)."""
+    planes = _planes(call)
+    return planes is not None and 0 in planes[1:4]
+
+
+def _output_not_positive(call, family) -> bool:
+    """#30: Ho > 0 and Wo > 0."""
+    out = _out_hw(call)
+    return out is not None and min(out) <= 0
+
+
+def _grad_output_misshapen(call, family) -> bool:
+    """#31: gradOutput's view shape is exactly (N,)C,Ho,Wo, or (N,)Ho,Wo,C for NHWC storage."""
+    planes, out, grad = _planes(call), _out_hw(call), tensor(call, "gradOutput")
+    if planes is None or out is None:
+        return False
+    n, c, _, _, channel_last = planes
+    plane = out + (c,) if channel_last else (c,) + out
+    return grad.dims != (plane if n is None else (n,) + plane)
+
+
+def _dilation(rule_id: str, regbase: bool, bad) -> Rule:
+    """#26a (DAV_3510: d > 0) and #26b (every other arch: d == 1) are one check, per arch."""
+    return invalid_if(rule_id, lambda call, family: is_regbase(family) == regbase
+                      and any(bad(d) for d in pool_attr(call, "dilation", 2)))
+
+
+MODEL = Phase1Model((
+    not_null("B1", "gradOutput"),
+    not_null("B2", "self"),
+    not_null("B3", "indices"),
+    not_null("B4", "kernelSize"),
+    not_null("B5", "stride"),
+    not_null("B6", "padding"),
+    not_null("B7", "dilation"),
+    not_null("B8", "gradInput"),
+    dtype_in("B9", "self", _self_dtypes),
+    same_dtype("B10", "self", "gradOutput"),
+    same_dtype("B11", "self", "gradInput"),
+    dtype_in("B12", "indices", _index_dtypes),
+    same_format("B13", "self", "gradOutput", "gradInput"),
+    no_private_format("B14", "self", "gradInput", "gradOutput", "indices"),
+    rank_in("B15", RANKS, "self"),
+    rank_in("B16", RANKS, "gradInput"),
+    rank_in("B17", RANKS, "gradOutput"),
+    rank_in("B18", RANKS, "indices"),
+    length_in("B19", "kernelSize", frozenset({1, 2})),
+    length_in("B20", "stride", frozenset({0, 1, 2})),
+    length_in("B21", "padding", frozenset({1, 2})),
+    length_in("B22", "dilation", frozenset({1, 2})),
+    per_axis_fails("B23", 2, ("kernelSize",), lambda k: k <= 0),
+    per_axis_fails("B24", 2, ("stride",), lambda s: s <= 0),
+    per_axis_fails("B25", 2, ("padding", "kernelSize"), lambda p, k: p < 0 or p > k // 2),
+    _dilation("B26a", True, lambda d: d <= 0),
+    _dilation("B26b", False, lambda d: d != 1),
+    same_dims("B27", "self", "gradInput"),
+    invalid_if("B28", _zero_plane_dim),
+    # implied by B25 for every dilation >= 1 (spec G.9): first only when B25/B26 are bypassed
+    per_axis_fails("B29", 2, ("padding", "kernelSize", "dilation"), lambda p, k, d: p > ((k - 1) * d + 1) // 2),
+    invalid_if("B30", _output_not_positive),
+    invalid_if("B31", _grad_output_misshapen),
+    success_if_empty("B33", "self"),
+    out_pointers_written("out-pointers"),
+))
+
+
+# ------------------------------------------------------------------ what no case file reaches
+
+def _call(self_dims, grad_dims, k, s, p, ceil, null_out=frozenset()):
+    grad = contiguous(grad_dims, "float32", "NCHW")
+    return Call({"gradOutput": grad, "self": contiguous(self_dims, "float32", "NCHW"),
+                 "indices": contiguous(grad_dims, "int32", "NCHW"),
+                 "gradInput": contiguous(self_dims, "float32", "NCHW")},
+                {"kernelSize": k, "stride": s, "padding": p, "dilation": (1,), "ceilMode": ceil}, frozenset(null_out))
+
+
+def _output_size_examples():
+    """Spec B notes: I=1, k=2, s=2, pad=1, ceil -> raw O=2, dropped to 1; I=5, k=2, s=2: floor 2,
+    ceil 3 (B31 holds gradOutput to exactly that)."""
+    assert MODEL(_call((1, 1, 1, 1), (1, 1, 1, 1), (2,), (2,), (1,), True), "ascend910b") == Phase1(0)
+    assert MODEL(_call((1, 1, 1, 1), (1, 1, 2, 2), (2,), (2,), (1,), True), "ascend910b") == Phase1(INVALID, "B31")
+    for ceil, out in ((False, 2), (True, 3)):
+        assert MODEL(_call((1, 1, 5, 5), (1, 1, out, out), (2,), (2,), (0,), ceil), "ascend950") == Phase1(0)
+
+
+def _null_out_pointers():
+    """Spec B: workspaceSize/executor are not null-checked: a failing check still returns its
+    status, a call that passes them all (or returns early at #33) writes through the NULL."""
+    ok, empty = ((2, 3, 9, 9), (2, 3, 4, 4)), ((0, 3, 9, 9), (0, 3, 4, 4))
+    assert MODEL(_call(*ok, (2,), (), (0,), False, {"executor"}), "ascend910b") == Phase1(UNDEFINED, "out-pointers")
+    assert MODEL(_call(*empty, (2,), (), (0,), False, {"workspaceSize"}), "ascend950") == Phase1(UNDEFINED, "B33")
+    assert MODEL(_call(*ok, (0,), (), (0,), False, {"workspaceSize"}), "ascend950") == Phase1(INVALID, "B23")
+
+
+EXAMPLES = (_output_size_examples, _null_out_pointers)

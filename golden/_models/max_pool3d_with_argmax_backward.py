@@ -1,0 +1,107 @@
+"""aclnnMaxPool3dWithArgmaxBackward, phase 1: spec ops/max_pool3d_with_argmax_backward.md section B.
+
+CheckParams runs CheckNotNullPtr, CheckDtypeValid, CheckFormat, CheckParamsValid,
+CheckSelfShapeSupport, CheckInputShape; the first failure returns. There is no output-size check:
+gradOutput's spatial dims, N and C are never compared with self's (G.1), and ceilMode is read by
+no check. Rows left out: #0 executor creation and #32 an internal nullptr (no argument reaches
+them), #33 the L0 result shape (#30 already forces it). Kernel tiling failures are discarded by
+the L0 wrapper (B.2): not phase-1 statuses.
+"""
+from __future__ import annotations
+
+from .._phase1 import Call, Phase1, Phase1Model
+from ._checks import (INT32_MAX, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in,
+                      no_private_format, not_null, out_pointers_written, per_axis_fails, rank_in, same_dims,
+                      same_dtype, same_format, success_if_empty, tensor)
+
+RANKS = frozenset({4, 5})
+LENGTHS = frozenset({1, 3})
+
+
+def _self_dtypes(family: str) -> frozenset[str]:
+    """#9: DAV_3510 and DAV_2201 -> BF16, FLOAT16, FLOAT; DAV_1001 and any other arch -> none."""
+    if is_regbase(family) or family in ("ascend910b", "ascend910_93"):
+        return frozenset({"bfloat16", "float16", "float32"})
+    return frozenset()
+
+
+def _index_dtypes(family: str) -> frozenset[str]:
+    """#10: DAV_3510 -> INT32, INT64; any other arch -> INT32."""
+    return frozenset({"int32", "int64"}) if is_regbase(family) else frozenset({"int32"})
+
+
+def _volume_over_int32(call, family) -> bool:
+    """#28, every arch but DAV_3510: self's D*H*W (its last three dims, C of a 4-D self left out)
+    is at most INT32_MAX."""
+    t = tensor(call, "self")
+    if is_regbase(family) or t.rank < 3:
+        return False
+    d, h, w = t.dims[-3:]
+    return d * h * w > INT32_MAX
+
+
+MODEL = Phase1Model((
+    not_null("B1", "gradOutput"),
+    not_null("B2", "self"),
+    not_null("B3", "indices"),
+    not_null("B4", "kernelSize"),
+    not_null("B5", "stride"),
+    not_null("B6", "padding"),
+    not_null("B7", "dilation"),
+    not_null("B8", "gradInput"),
+    dtype_in("B9", "self", _self_dtypes),
+    dtype_in("B10", "indices", _index_dtypes),
+    same_dtype("B11", "self", "gradOutput"),
+    same_dtype("B12", "self", "gradInput"),
+    same_format("B13", "self", "gradOutput", "gradInput"),
+    no_private_format("B14", "self", "gradInput", "gradOutput", "indices"),
+    rank_in("B15", RANKS, "gradOutput"),
+    rank_in("B16", RANKS, "gradInput"),
+    rank_in("B17", RANKS, "indices"),
+    rank_in("B18", RANKS, "self"),
+    length_in("B19", "kernelSize", LENGTHS),
+    per_axis_fails("B20", 3, ("kernelSize",), lambda k: k <= 0),
+    length_in("B21", "stride", frozenset({0, 1, 3})),
+    per_axis_fails("B22", 3, ("stride",), lambda s: s <= 0),
+    length_in("B23", "padding", LENGTHS),
+    # two passes over the axes: every pad >= 0 first, then every pad <= floor(k/2)
+    per_axis_fails("B24", 3, ("padding",), lambda p: p < 0),
+    per_axis_fails("B25", 3, ("padding", "kernelSize"), lambda p, k: p > k // 2),
+    length_in("B26", "dilation", LENGTHS),
+    per_axis_fails("B27", 3, ("dilation",), lambda d: d <= 0),
+    invalid_if("B28", _volume_over_int32),
+    same_dims("B29", "indices", "gradOutput"),
+    same_dims("B30", "self", "gradInput"),
+    success_if_empty("B31", "gradOutput", "self", "indices"),
+    out_pointers_written("out-pointers"),
+))
+
+
+# ------------------------------------------------------------------ what no case file reaches
+
+def _call(self_dims, grad_dims, ceil=False, null_out=frozenset()):
+    grad, x = contiguous(grad_dims, "float16", "ND"), contiguous(self_dims, "float16", "ND")
+    return Call({"gradOutput": grad, "self": x, "indices": contiguous(grad_dims, "int32", "ND"), "gradInput": x},
+                {"kernelSize": (2,), "stride": (), "padding": (0,), "dilation": (1,), "ceilMode": ceil},
+                frozenset(null_out))
+
+
+def _no_output_shape_check():
+    """G.1, G.2: gradOutput is compared with nothing but indices: a wrong spatial size, other N and
+    C, another rank than self's all pass phase 1 (the kernels' verdict is undefined, so the case
+    file asserts none of them)."""
+    for grad in ((2, 3, 2, 3, 3), (2, 3, 3, 3, 3), (5, 7, 2, 3, 3), (3, 2, 3, 3)):
+        for ceil in (False, True):
+            assert MODEL(_call((2, 3, 4, 6, 6), grad, ceil), "ascend910b") == Phase1(0)
+
+
+def _null_out_pointers():
+    """Spec B: workspaceSize/executor are not null-checked: a call that passes every check (or
+    returns early at #31) writes through the NULL."""
+    assert MODEL(_call((2, 3, 4, 6, 6), (2, 3, 2, 3, 3), null_out={"executor"}), "ascend950") \
+        == Phase1(UNDEFINED, "out-pointers")
+    assert MODEL(_call((2, 3, 4, 6, 6), (2, 0, 2, 3, 3), null_out={"workspaceSize"}), "ascend910_93") \
+        == Phase1(UNDEFINED, "B31")
+
+
+EXAMPLES = (_no_output_shape_check, _null_out_pointers)

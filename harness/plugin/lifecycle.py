@@ -1,0 +1,255 @@
+"""The life of a case run in one pytest process: open it, run each case, record it, finish it.
+
+The controller (or the only process) opens the run before any case runs: a probe case worker opens
+the backend (every set-up mistake fails there, in one line), which says the target; then the report
+directory is locked and, for --resume, the journals say what is already done. Every process that
+runs cases has a pool of case workers and a journal (harness/execution/); the controller records
+every case as its report arrives and writes every report at the end, from the journals.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ..core import jsonsafe
+from ..core.errors import HarnessConfigError
+from ..core.status import Status
+from ..execution import journal as journal_mod, scratch
+from ..execution.deadline import deadline_for
+from ..execution.pool import CasePool
+from ..execution.rundir import RunDir
+from ..execution.stopping import StopSignals
+from ..reporting import records as rec_mod
+from ..reporting.run import RunReporting
+from .collection import runs_cases
+from .options import Settings
+from .runinfo import RUN, RunInfo
+
+
+class Lifecycle:
+    def __init__(self, config, settings: Settings, upcoming):
+        self.config, self.settings = config, settings
+        self.upcoming = upcoming               # () -> the cases pytest runs next (scheduling.py)
+        self.is_controller = not hasattr(config, "workerinput")
+        self.run: RunInfo | None = None
+        self.rundir: RunDir | None = None
+        self.executor: CasePool | None = None
+        self.journal: journal_mod.Journal | None = None
+        self.controller_journal: journal_mod.Journal | None = None
+        self.stop = StopSignals()              # SIGTERM and SIGHUP stop the run as Ctrl-C does
+        self.interrupted = False               # Ctrl-C or a stop signal: cases in flight are not waited for
+        self._cases: dict[str, dict] | None = None   # nodeid -> manifest entry (a case that left no record)
+        # --prepare-only fills the cache in this process (no device, no case worker)
+        self.cache = _prepare_only_cache(settings) if settings.prepare_only else None
+        # statuses, gating, reruns, shards, dumps and every report: harness/reporting/
+        self.reporting = RunReporting(
+            settings.report, root=Path(str(config.rootpath)), argv=["pytest", *config.invocation_params.args],
+            requested={"backend": settings.backend, "family": settings.family}, worker=settings.worker,
+            extra={"shard": config.getoption("shard"), "reruns": settings.report.reruns,
+                   "gate": settings.report.gate, "tier": settings.tier,
+                   "case_workers": settings.case_workers, "xdist_workers": config.getoption("numprocesses", None)})
+
+    @property
+    def recorder(self):
+        return self.reporting.recorder
+
+    def properties(self) -> dict:
+        return dict(self.run.properties) if self.run else {}
+
+    # ------------------------------------------------------------ opening and closing the run
+
+    def configure(self) -> None:
+        self.stop.install()
+        if not self.is_controller:
+            wire = self.config.workerinput.get("aclnn_run")
+            if wire is not None:
+                self._set_run(RunInfo.from_wire(wire))
+                self.reporting.directory = Path(self.run.report_dir)
+                self._case_executor().warm_up()     # its zygote imports torch while this worker collects
+            return
+        if self.config.getoption("collectonly") or self.settings.prepare_only or not runs_cases(self.config):
+            return
+        self._open_run()
+
+    def _set_run(self, run: RunInfo) -> None:
+        self.run = run
+        self.config.stash[RUN] = run
+
+    def _open_run(self) -> None:
+        """Everything that can be wrong with the set-up fails here, in one line, before any case runs."""
+        distributed = self.settings.distributed
+        executor = CasePool(self.settings.backend_settings(), "probe" if distributed else "main",
+                            1 if distributed else self.settings.case_workers)
+        try:
+            properties = executor.start()
+            resume = self.settings.resume
+            directory = Path(resume or self.reporting.report_dir(properties))
+            self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args],
+                                         self.config.getoption("keep_previous"))
+        except HarnessConfigError as e:
+            executor.close()
+            raise pytest.UsageError(str(e)) from None
+        state = journal_mod.scan(directory) if resume else journal_mod.State()
+        self._set_run(RunInfo(self.rundir.run_id, str(directory), properties, tuple(sorted(state.done_ids())),
+                              tuple(sorted(state.unfinished_ids())),
+                              str(self.rundir.archived) if self.rundir.archived else None))
+        if distributed:
+            executor.close()             # the workers open their own
+        else:
+            self.executor = executor
+        self.reporting.open_recorder(directory, properties)
+        if self.executor is not None:
+            self.executor.set("dump_dir", self.reporting.dump_dir(properties))
+        self.controller_journal = journal_mod.Journal(directory, self.run.run_id, "controller")
+
+    def pytest_configure_node(self, node):
+        """xdist: every worker runs in the controller's run (same report dir, run id, backend facts)."""
+        if self.run is not None:
+            node.workerinput["aclnn_run"] = self.run.to_wire()
+
+    def shutdown(self) -> None:
+        self.stop.restore()
+        if self.executor is not None:
+            self.executor.close(abandon=self.interrupted)
+        for thing in (self.journal, self.controller_journal):
+            if thing is not None:
+                thing.close()
+        self.executor = self.journal = self.controller_journal = None
+        if self.rundir is not None:
+            self.rundir.release()
+            self.rundir = None
+            scratch.sweep()      # the directories of xdist workers killed while stopping (execution/scratch.py)
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        self.interrupted = True
+
+    # ------------------------------------------------------------ one case
+
+    def _case_executor(self) -> CasePool:
+        if self.executor is None:
+            settings = {**self.settings.backend_settings(), "dump_dir": self.reporting.dump_dir(self.properties())}
+            self.executor = CasePool(settings, self.settings.worker or "main", self.settings.case_workers)
+        return self.executor
+
+    def _journal(self) -> journal_mod.Journal:
+        if self.journal is None:
+            self.journal = journal_mod.Journal(Path(self.run.report_dir), self.run.run_id,
+                                               self.settings.worker or "main")
+        return self.journal
+
+    def run_item(self, item) -> dict | None:
+        """Run one case item in this process's case workers, journalled before and after; its record
+        (None under --prepare-only, which only fills the golden cache)."""
+        case = item.case
+        if self.settings.prepare_only:      # no device: inputs and golden into the cache only
+            self.cache.get(case, case.runs_numerics(self.settings.family))
+            # a skip, not a pass: nothing was judged, and a JUnit reader must not count it as conformant
+            pytest.skip("prepared only: inputs and golden are in --golden-cache; nothing ran on a device")
+        if self.run is None:
+            raise pytest.UsageError("case items need a run: point pytest at case files (cases/*.yaml)")
+        executor = self._case_executor()
+        self._journal().started(case.id, item.nodeid, case.op.name)
+        deadline = deadline_for(case, self.settings.case_timeout)
+        ahead = [(c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming()]
+        try:   # reruns, the record (status, identity, repro, timings), the dump
+            record = self.reporting.run_case(case, item.nodeid, self.properties(),
+                                             lambda: executor.run(case, deadline, ahead))
+        except HarnessConfigError as e:     # a baseline that does not fit this run's target
+            raise pytest.UsageError(str(e)) from None
+        self.journal.finished(record)
+        # the record travels with the report; from an xdist worker it must cross a pipe as text
+        # (strict JSON, as results.jsonl holds it: the controller writes that text as it came)
+        item.user_properties.append(("record", jsonsafe.dumps(record) if self.settings.worker else record))
+        return record
+
+    def record_case_file_error(self, item) -> dict:
+        facts = {"case_id": item.case_id, "nodeid": item.nodeid, "op": "(case file)"}
+        record = rec_mod.not_run(facts, Status.FAIL, str(item.error), rec_mod.Context(self.properties()))
+        if self.run is not None:
+            self._journal().finished(record)
+        item.user_properties.append(("record", jsonsafe.dumps(record)))   # as a case's: written as it comes
+        return record
+
+    # ------------------------------------------------------------ recording (the controller)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """pytest's own tally shows a case-file deviation that did not deviate as XPASS, not as a
+        plain pass. The case's record rides on its call report only: the teardown report would
+        carry it (and under xdist send it across) a second time for nothing."""
+        report = yield
+        record = getattr(item, "record", None)
+        if call.when == "call" and report.passed and record and record["status"] == Status.UNEXPECTED_PASS.value:
+            report.wasxfail = record["reason"]
+        if call.when == "call":
+            item.user_properties[:] = [p for p in item.user_properties if p[0] != "record"]
+        return report
+
+    def pytest_runtest_logreport(self, report):
+        """Record each case once (in the controller): its record, or what stopped it."""
+        if not self.is_controller or self.recorder is None:
+            return      # xdist workers forward reports; the controller records
+        props = dict(report.user_properties)
+        text = props.get("record") if isinstance(props.get("record"), str) else None
+        if text is not None:
+            props["record"] = json.loads(text)
+        record = self.reporting.record_report(
+            props, report.nodeid, report.when, report.failed, _one_line(report),
+            died="crashed while running" in str(report.longrepr or ""), case_of=self._case_of, text=text)
+        if record is not None and record is not props.get("record"):
+            self.controller_journal.finished(record)      # a record the case worker did not send
+
+    def _case_of(self, nodeid: str) -> dict:
+        """What the run knows of a case that left no record: its manifest entry (the selection every
+        process wrote down), else its node id's file and name."""
+        if self._cases is None:
+            manifest = _read_manifest(Path(self.run.report_dir)) if self.run else None
+            self._cases = {a.get("nodeid"): a for a in (manifest or {}).get("assigned", []) if isinstance(a, dict)}
+        entry = self._cases.get(nodeid)
+        if entry is not None:
+            return rec_mod.facts_of_entry(entry)
+        file_part, _, name = nodeid.partition("::")
+        return {"case_id": f"{Path(file_part).stem}.{name}", "op": Path(file_part).stem}
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.recorder is None:
+            return
+        self.stop.finishing()
+        stopped = self.stop.describe()
+        # every worker's journal: one record per case (this process's own from memory)
+        state = journal_mod.scan(self.recorder.dir, own=(self.journal, self.controller_journal), stopped=stopped,
+                                 run_id=self.run.run_id if self.run else None)
+        records = state.records() + rec_mod.unfinished_records(state.unfinished, self.properties())
+        session.exitstatus = self.reporting.finish(session.exitstatus, records, stopped)
+        if state.unfinished and session.exitstatus == 0:
+            session.exitstatus = 1
+
+
+def _read_manifest(directory: Path) -> dict | None:
+    try:
+        return rec_mod.load_manifest(directory)
+    except rec_mod.ResultsError:
+        return None
+
+
+def _prepare_only_cache(settings: Settings):
+    from ..judge.cache import GoldenCache     # torch: only this mode computes in the pytest process
+    _one_torch_thread()
+    return GoldenCache(settings.golden_cache)
+
+
+def _one_torch_thread() -> None:
+    """Goldens and forward passes run on small tensors, one case after another: torch's intra-op
+    thread pool costs more than it saves there. OMP_NUM_THREADS, when set, wins."""
+    import os
+    if "OMP_NUM_THREADS" not in os.environ:
+        import torch
+        torch.set_num_threads(1)
+
+
+def _one_line(report) -> str:
+    text = str(report.longrepr or "")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[-1][:500] if lines else "error"
