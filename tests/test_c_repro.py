@@ -23,6 +23,7 @@ import torch
 from harness.acl.objects import CaseObjects, describe_tensor
 from harness.audit import traceability
 from harness.core import dtypes, families
+from harness.core.status import Status
 from harness.judge import compare, digest, runner
 from harness.model.spec import OUT_POINTERS
 from harness.repro import BUILD_COMMAND, c_standards, lookup, soc, write_c_repro
@@ -272,8 +273,9 @@ def test_program_reproduces_the_backend(case_id, built, backend, swcann_root, pr
     assert program.int_arrays == {a.name: list(a.value) for a in args if a.kind == "int_array" and a.value is not None}
     assert program.status == result.status
     outputs = [a for a in args if a.kind == "tensor" and a.is_output and a.value is not None and not a.value.unbacked]
+    harness_digests = {}
     for out in outputs:
-        harness = [digest.of_arg(r.outputs[out.name]) for _, _, r in runs]
+        harness = harness_digests[out.name] = [digest.of_arg(r.outputs[out.name]) for _, _, r in runs]
         assert program.digests[out.name] in harness, (program.text, harness)
         if case.runs_numerics(FAMILY):
             # the run the program's output equals is the one its metrics are held to
@@ -284,8 +286,11 @@ def test_program_reproduces_the_backend(case_id, built, backend, swcann_root, pr
             assert set(got) == set(verdict.metrics)
             for k, v in verdict.metrics.items():
                 assert math.isclose(got[k], v, rel_tol=1e-9, abs_tol=1e-12), (k, got[k], v)
-    judged = runner.run_case(case, backend, FAMILY)
-    assert judged.outcome == "passed", judged.reason
+    judged = runner.run_case(case, backend, FAMILY)       # the case's record: its verdict and digests
+    assert judged.raw == Status.PASS, judged.reason
+    for out in outputs:
+        if out.name in judged.digests:
+            assert judged.digests[out.name] in harness_digests[out.name]
     assert (program.verdict, program.rc) == ("PASS", 0), program.text
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from .. import inputs as inputs_mod
 from ..core.paths import CASES_DIR
-from ..judge import cache as cache_mod, load_case_file
+from ..judge import cache as cache_mod
+from ..operators import load_case_file
 from ..model import Case
 from ..inputs import Arg
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from ..backends.aclnn import DEFAULT_SW_FAMILY
+from ..target.discovery import DEFAULT_SOFTWARE_FAMILY
 from ..core import dtypes, formats
 from ..inputs import Arg, poison
 from ..judge import compare
@@ -171,8 +171,8 @@ def _empty_inputs(plans: list[ArgPlan]) -> tuple[str, ...]:
 def default_family(case: Case) -> str:
     """The software CANN's default family where the case has an expectation there, else the
     first family of the case that has one."""
-    if DEFAULT_SW_FAMILY in case.status:
-        return DEFAULT_SW_FAMILY
+    if DEFAULT_SOFTWARE_FAMILY in case.status:
+        return DEFAULT_SOFTWARE_FAMILY
     for family in case.families:
         if family in case.status:
             return family
