@@ -1,0 +1,309 @@
+"""The fixed part of a reproducer's C text: headers, the meta-API declarations, and helpers for files,
+device buffers, the workspace and descriptors.
+
+The text compiles as C11 and as C++ (CANN's aclnn/acl_meta.h is a C++ header: it includes <cstdint>
+and uses constexpr, so a C program declares the few meta functions it calls itself; built as C++ the
+program includes the real header and the compiler checks those calls against it). Placeholders are
+`@NAME@`, so C braces need no escaping.
+"""
+from __future__ import annotations
+
+from ..acl.objects import MIN_ALLOC
+from ..backends.aclnn import WORKSPACE_FILL, WORKSPACE_GUARD
+
+HEADERS = r"""#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <math.h>
+#include <fnmatch.h>
+
+#include "acl/acl.h"
+
+/* The helpers below are the same for every case; a case may leave some of them unused. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HELPER static __attribute__((unused))
+#else
+#define HELPER static
+#endif
+
+#ifdef __cplusplus
+#include "aclnn/acl_meta.h"
+#else
+/* CANN's aclnn/acl_meta.h is C++ (<cstdint>, constexpr); its functions are extern "C", so a C
+   program declares the ones it calls (signatures: acl_abi.md 2.2, hicann/opbase acl_meta.h). */
+typedef int32_t aclnnStatus;
+typedef struct aclTensor aclTensor;
+typedef struct aclIntArray aclIntArray;
+typedef struct aclOpExecutor aclOpExecutor;
+aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                           const int64_t *stride, int64_t offset, aclFormat format,
+                           const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData);
+aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size);
+aclnnStatus aclDestroyTensor(const aclTensor *tensor);
+aclnnStatus aclDestroyIntArray(const aclIntArray *array);
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
+#endif
+"""
+
+HELPERS = r"""
+/* ------------------------------------------------------------------ helpers */
+
+enum { K_F16, K_BF16, K_F32, K_F64, K_I8, K_U8, K_I16, K_I32, K_I64, K_BOOL, K_OTHER };
+
+typedef struct {
+    const char *name;
+    int kind;                          /* element type (K_*) */
+    size_t item;                       /* bytes per storage element */
+    size_t nbytes;                     /* bytes of the whole flat storage */
+    int rank;
+    const int64_t *dims, *strides;     /* the view as passed to aclCreateTensor */
+    int64_t offset;
+    const int64_t *ldims, *lstrides;   /* the same view in logical (channel-first) order */
+    const unsigned char *fill;         /* outputs: the poison element the storage is filled with */
+    unsigned char *host;               /* the storage uploaded; outputs: then downloaded */
+    void *dev;
+    aclTensor *handle;
+} Tensor;
+
+static char g_dir[4096] = ".";
+static int g_setup_failed;            /* a call outside the operator failed: no verdict */
+static char g_reasons[8192];          /* why the verdict is FAIL, "; "-separated */
+
+HELPER const char *recent_error(void)
+{
+    const char *m = aclGetRecentErrMsg();
+    return m ? m : "";
+}
+
+HELPER void fail(const char *fmt, ...)
+{
+    size_t used = strlen(g_reasons);
+    va_list ap;
+    if (used && used + 2 < sizeof g_reasons) {
+        strcat(g_reasons, "; ");
+        used += 2;
+    }
+    va_start(ap, fmt);
+    vsnprintf(g_reasons + used, sizeof g_reasons - used, fmt, ap);
+    va_end(ap);
+}
+
+/* A runtime or meta-API call outside the operator's phases (malloc, memcpy, create). */
+HELPER int acl_ok(int ret, const char *what)
+{
+    if (ret == ACL_SUCCESS)
+        return 1;
+    printf("SETUP ERROR: %s returned %d: %s\n", what, ret, recent_error());
+    g_setup_failed = 1;
+    return 0;
+}
+
+HELPER int created(const void *handle, const char *what)
+{
+    if (handle)
+        return 1;
+    printf("SETUP ERROR: %s returned NULL: %s\n", what, recent_error());
+    g_setup_failed = 1;
+    return 0;
+}
+
+/* The data files lie in DIR (argument 1), else beside the program. */
+HELPER void set_data_dir(int argc, char **argv)
+{
+    const char *slash = strrchr(argv[0], '/');
+    if (argc > 1)
+        snprintf(g_dir, sizeof g_dir, "%s", argv[1]);
+    else if (slash)
+        snprintf(g_dir, sizeof g_dir, "%.*s", slash == argv[0] ? 1 : (int)(slash - argv[0]), argv[0]);
+}
+
+HELPER void release(int ret, const char *what)
+{
+    if (ret != 0) {
+        printf("release failed: %s returned %d: %s\n", what, ret, recent_error());
+        fail("release failed: %s returned %d", what, ret);
+    }
+}
+
+HELPER void *xalloc(size_t n)
+{
+    void *p = calloc(n ? n : 1, 1);
+    if (!p) {
+        printf("SETUP ERROR: out of host memory (%zu bytes)\n", n);
+        exit(2);
+    }
+    return p;
+}
+
+HELPER unsigned char *read_file(const char *name, size_t nbytes)
+{
+    char path[4400];
+    unsigned char *buf;
+    size_t got;
+    int longer;
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    f = fopen(path, "rb");
+    if (!f) {
+        printf("SETUP ERROR: cannot open %s\n", path);
+        g_setup_failed = 1;
+        return NULL;
+    }
+    buf = (unsigned char *)xalloc(nbytes);
+    got = fread(buf, 1, nbytes, f);
+    longer = fgetc(f) != EOF;
+    fclose(f);
+    if (got != nbytes || longer) {
+        printf("SETUP ERROR: %s is not %zu bytes long\n", path, nbytes);
+        g_setup_failed = 1;
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* What the library wrote, for a closer look; NULL data: no download, so no such file. */
+HELPER void write_file(const char *name, const unsigned char *data, size_t nbytes)
+{
+    char path[4400];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    if (!data) {
+        remove(path);
+        return;
+    }
+    f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, nbytes, f) != nbytes)
+        printf("note: could not write %s\n", path);
+    if (f)
+        fclose(f);
+}
+
+/* Bytes asked of aclrtMalloc: rounded up to @MIN_ALLOC@, at least @MIN_ALLOC@ (an empty tensor still needs an address). */
+HELPER size_t alloc_size(size_t nbytes)
+{
+    size_t r = (nbytes + @MIN_ALLOC@ - 1) / @MIN_ALLOC@ * @MIN_ALLOC@;
+    return r < @MIN_ALLOC@ ? @MIN_ALLOC@ : r;
+}
+
+/* A device copy of the whole flat storage: gaps, offset and (outputs) poison included. */
+HELPER int upload(Tensor *t)
+{
+    size_t size = alloc_size(t->nbytes);
+    if (!acl_ok(aclrtMalloc(&t->dev, size, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc"))
+        return 0;
+    if (!t->dev)
+        return acl_ok(-1, "aclrtMalloc (returned NULL)");
+    if (t->nbytes && !acl_ok(aclrtMemcpy(t->dev, size, t->host, t->nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
+                             "aclrtMemcpy(host to device)"))
+        return 0;
+    return 1;
+}
+
+HELPER int load_input(Tensor *t, const char *file)
+{
+    t->host = read_file(file, t->nbytes);
+    return t->host && upload(t);
+}
+
+HELPER int poison_output(Tensor *t)
+{
+    size_t i;
+    t->host = (unsigned char *)xalloc(t->nbytes);
+    for (i = 0; i + t->item <= t->nbytes; i += t->item)
+        memcpy(t->host + i, t->fill, t->item);
+    return upload(t);
+}
+
+HELPER int to_host(void *dst, const void *dev, size_t nbytes)
+{
+    return !nbytes || acl_ok(aclrtMemcpy(dst, nbytes, dev, nbytes, ACL_MEMCPY_DEVICE_TO_HOST),
+                             "aclrtMemcpy(device to host)");
+}
+
+/* Whether phase 2 left an input's device buffer as uploaded (an aclnn input is const). */
+HELPER int input_changed(const Tensor *t)
+{
+    unsigned char *now = (unsigned char *)xalloc(t->nbytes);
+    int changed = to_host(now, t->dev, t->nbytes) && memcmp(now, t->host, t->nbytes) != 0;
+    free(now);
+    return changed;
+}
+
+/* The workspace as the harness gives it: 0x@FILL_HEX@ in every byte, @GUARD@ guard bytes after its rounded end. */
+HELPER int workspace_alloc(void **ws, uint64_t size)
+{
+    size_t total = alloc_size((size_t)size) + @GUARD@;
+    if (!acl_ok(aclrtMalloc(ws, alloc_size(total), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc(workspace)"))
+        return 0;
+    return acl_ok(aclrtMemset(*ws, alloc_size(total), @FILL@, total), "aclrtMemset(workspace)");
+}
+
+HELPER int workspace_overrun(void *ws, uint64_t size)
+{
+    unsigned char guard[@GUARD@];
+    int i, changed = 0;
+    if (!to_host(guard, (unsigned char *)ws + alloc_size((size_t)size), sizeof guard))
+        return 0;
+    for (i = 0; i < @GUARD@; i++)
+        changed += guard[i] != @FILL@;
+    return changed;
+}
+
+HELPER void print_ints(const int64_t *v, int n)
+{
+    int i;
+    printf("[");
+    for (i = 0; i < n; i++)
+        printf("%s%lld", i ? ", " : "", (long long)v[i]);
+    printf("]");
+}
+
+HELPER void print_descriptor(const Tensor *t, int dtype, const char *dtype_name, int format,
+                             const char *format_name, const int64_t *storage_dims)
+{
+    printf("aclCreateTensor(%s): dims ", t->name);
+    print_ints(t->dims, t->rank);
+    printf(" strides ");
+    print_ints(t->strides, t->rank);
+    printf(" offset %lld format %d (%s) dtype %d (%s) storage ", (long long)t->offset, format, format_name,
+           dtype, dtype_name);
+    print_ints(storage_dims, 1);
+    printf("\n");
+}
+
+HELPER int64_t numel(const int64_t *dims, int rank)
+{
+    int64_t n = 1;
+    int d;
+    for (d = 0; d < rank; d++)
+        n *= dims[d] > 0 ? dims[d] : 0;
+    return n;
+}
+
+/* Steps a row-major multi-index over dims; returns the element offset of the next index. */
+HELPER int64_t next_index(int64_t *idx, const int64_t *dims, const int64_t *strides, int rank, int64_t pos)
+{
+    int d;
+    for (d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d])
+            return pos + strides[d];
+        pos -= (dims[d] - 1) * strides[d];
+        idx[d] = 0;
+    }
+    return pos;
+}
+"""
+
+
+def support() -> str:
+    """Helpers for files, device buffers, the workspace and descriptors, with the harness's sizes filled in."""
+    text = HELPERS
+    for name, value in (("MIN_ALLOC", MIN_ALLOC), ("GUARD", WORKSPACE_GUARD), ("FILL", f"0x{WORKSPACE_FILL:02X}"),
+                        ("FILL_HEX", f"{WORKSPACE_FILL:02X}")):
+        text = text.replace(f"@{name}@", str(value))
+    return text

@@ -1,0 +1,597 @@
+"""The standalone C reproducer (harness/repro/): for cases across all five operators it is
+generated, built with the documented one-line command against the software CANN, run, and held to
+what the harness's own aclnn backend does with the same case in this process: the same
+descriptors, the same phase-1 status, the same output digest, the same metrics and verdict. Then
+the library is broken on purpose (SWCANN_FAULTS, a golden changed by one ulp, the wrong SoC) and
+the program must say FAIL and why, with the numbers compare.py gives for the bytes it got."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from harness.acl.objects import CaseObjects, describe_tensor
+from harness.audit import traceability
+from harness.core import dtypes, families
+from harness.core.status import Status
+from harness.judge import compare, digest, runner
+from harness.model.spec import OUT_POINTERS
+from harness.repro import BUILD_COMMAND, c_standards, lookup, soc, write_c_repro
+from harness.repro import __main__ as repro_cli, plan as plan_mod
+from harness.repro.plan import raw_bytes
+from tests import swenv
+
+FAMILY = swenv.IN_PROCESS_FAMILY       # the in-process backend's family: the harness side of every comparison
+SMALL = 20000                           # elements: every selected case builds and runs in well under a second
+
+
+def _too_big(case) -> bool:
+    """Invalid scenarios may name huge shapes (unbacked descriptors): the case's own shape counts."""
+    return math.prod(case.shape) > SMALL
+
+
+def _huge_mutation(case) -> bool:
+    shapes = [ch.get("shape", ()) for ch in (case.mutation.tensors.values() if case.mutation else ())]
+    return any(math.prod(int(x) for x in s) > 2**24 or any(int(x) < 0 for x in s) for s in shapes)
+
+
+# what the selection must hold, per operator where the operator has such a case on FAMILY
+FEATURES = {
+    "valid": lambda c: c.kind == "valid",
+    "invalid": lambda c: c.kind == "invalid" and c.status[FAMILY] != 0,
+    "scenario passing phase 1": lambda c: c.kind == "invalid" and c.status[FAMILY] == 0,
+    "strided": lambda c: "strided" in c.layouts.values(),
+    "offset": lambda c: "offset" in c.layouts.values(),
+    "channels_last": lambda c: "channels_last" in c.layouts.values(),
+    "NHWC": lambda c: "NHWC" in c.formats.values(),
+    "empty": lambda c: c.kind == "valid" and 0 in c.shape,
+    "bfloat16": lambda c: c.kind == "valid" and c.dtype == "bfloat16",
+    "float16": lambda c: c.kind == "valid" and c.dtype == "float16",
+    "float64": lambda c: c.kind == "valid" and c.dtype == "float64",
+    "integer data": lambda c: c.kind == "valid" and c.dtype in ("int8", "int32"),
+    "int64 data": lambda c: c.kind == "valid" and c.dtype == "int64",
+    "uint8 data": lambda c: c.kind == "valid" and c.dtype == "uint8",
+    "int32 indices": lambda c: c.kind == "valid" and c.index_dtype == "int32",
+    "int64 indices": lambda c: c.kind == "valid" and c.index_dtype == "int64",
+    "NULL argument": lambda c: c.mutation is not None and c.mutation.null not in (None, *OUT_POINTERS),
+    "NULL workspaceSize": lambda c: c.mutation is not None and c.mutation.null == "workspaceSize",
+    "NULL executor": lambda c: c.mutation is not None and c.mutation.null == "executor",
+    "NaN/Inf values": lambda c: c.kind == "valid" and c.values.special_fraction > 0,
+    "deterministic group": lambda c: c.deterministic,
+    "ttk_mixed": lambda c: c.kind == "valid" and c.standard == "ttk_mixed",
+    "unbacked descriptor": lambda c: c.kind == "invalid" and _huge_mutation(c),
+}
+# a feature every operator's case file has, and the ones the selection as a whole must have
+EVERY_OP = ("valid", "invalid", "strided", "offset", "empty", "float16", "NULL argument")
+SOMEWHERE = tuple(FEATURES)
+
+
+def _select(loaded) -> dict[str, tuple]:
+    """case id -> (case, the features it was picked for): per operator, the first case of each feature."""
+    picked: dict[str, tuple] = {}
+    for _op, cases in loaded:
+        usable = [c for c in cases if FAMILY in c.status and c.tier == "default" and not c.skip and not _too_big(c)]
+        for name, wanted in FEATURES.items():
+            hit = next((c for c in usable if wanted(c)), None)
+            if hit is not None:
+                picked.setdefault(hit.id, (hit, set()))[1].add(name)
+    return picked
+
+
+LOADED = traceability.load_all()
+SELECTED = _select(LOADED)
+
+
+# ---------------------------------------------------------------- building and running a program
+
+def _env(root, **extra) -> dict:
+    return {**swenv.env_for(root), **extra}
+
+
+def _build(directory: Path, root) -> subprocess.CompletedProcess:
+    """The documented one-line build, in a shell that sourced the CANN's set_env.sh."""
+    return subprocess.run(["bash", "-c", BUILD_COMMAND], cwd=directory, env=_env(root), capture_output=True,
+                          text=True, timeout=120)
+
+
+@dataclasses.dataclass
+class Run:
+    rc: int
+    text: str
+
+    def one(self, pattern: str) -> re.Match:
+        m = re.search(pattern, self.text, re.M)
+        assert m, f"no line matching {pattern!r} in:\n{self.text}"
+        return m
+
+    @property
+    def status(self) -> int:
+        return int(self.one(r"^phase 1: \S+ returned (-?\d+)$").group(1))
+
+    @property
+    def verdict(self) -> str:
+        return self.one(r"^verdict: (PASS|FAIL|NONE)").group(1)
+
+    @property
+    def digests(self) -> dict[str, str]:
+        return dict(re.findall(r"^digest\((\w+)\): (sha256:[0-9a-f]{64})", self.text, re.M))
+
+    def metrics(self, output: str) -> dict[str, float]:
+        return {k: float(v) for k, v in re.findall(rf"^metric\({output}\) (\w+) = (\S+)$", self.text, re.M)}
+
+    def reason(self, output: str) -> str | None:
+        m = re.search(rf"^reason\({output}\): (.*)$", self.text, re.M)
+        return m.group(1) if m else None
+
+    @property
+    def descriptors(self) -> dict[str, dict]:
+        out = {}
+        for m in re.finditer(r"^aclCreateTensor\((\w+)\): dims \[(.*)\] strides \[(.*)\] offset (-?\d+) format (-?\d+) "
+                             r"\(\w+\) dtype (-?\d+) \(\w+\) storage \[(.*)\]$", self.text, re.M):
+            ints = [[int(x) for x in g.split(", ") if x] for g in (m.group(2), m.group(3), m.group(7))]
+            out[m.group(1)] = {"view_shape": ints[0], "strides": ints[1], "offset": int(m.group(4)),
+                               "format": int(m.group(5)), "dtype": int(m.group(6)), "storage_shape": ints[2]}
+        return out
+
+    @property
+    def int_arrays(self) -> dict[str, list[int]]:
+        return {n: [int(x) for x in v.split(", ") if x]
+                for n, v in re.findall(r"^aclCreateIntArray\((\w+)\): \[(.*)\]$", self.text, re.M)}
+
+
+# Test machinery, not part of a reproducer (which uses the public API only): preloaded into a program,
+# it prints at exit what the software CANN still holds (swcannGetStats): a release the program left
+# out shows there. atexit: the handler runs after main returns and before any library's destructors.
+LIVE_PROBE = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+static void report(void)
+{
+    int32_t (*stats)(int64_t *, int64_t *, int64_t *) =
+        (int32_t (*)(int64_t *, int64_t *, int64_t *))dlsym(RTLD_DEFAULT, "swcannGetStats");
+    int64_t allocs = -1, bytes = -1, objects = -1;
+    if (stats)
+        stats(&allocs, &bytes, &objects);
+    fprintf(stderr, "live at exit: %lld allocations, %lld bytes, %lld objects\n", (long long)allocs,
+            (long long)bytes, (long long)objects);
+}
+__attribute__((constructor)) static void install(void) { atexit(report); }
+"""
+NOTHING_LIVE = "live at exit: 0 allocations, 0 bytes, 0 objects"
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory) -> str:
+    d = tmp_path_factory.mktemp("probe")
+    (d / "live.c").write_text(LIVE_PROBE)
+    subprocess.run(["cc", "-shared", "-fPIC", "live.c", "-o", "live.so", "-ldl"], cwd=d, check=True, timeout=60)
+    return str(d / "live.so")
+
+
+def _run(directory: Path, root, probe: str | None = None, family: str = FAMILY, **env) -> Run:
+    if probe:
+        env["LD_PRELOAD"] = probe
+    p = subprocess.run(["./repro"], cwd=directory, env=_env(root, SWCANN_SOC=family, **env), capture_output=True,
+                       text=True, timeout=60)
+    return Run(p.returncode, p.stdout + p.stderr)
+
+
+def _write(case, directory: Path, family: str = FAMILY) -> Path:
+    args, golden = lookup.materials(case, family)
+    return write_c_repro(case, args, golden, directory, family)
+
+
+def _built(tmp_path, root, case, family: str = FAMILY) -> Path:
+    directory = _write(case, tmp_path / "repro", family)
+    built = _build(directory, root)
+    assert built.returncode == 0, built.stderr
+    return directory
+
+
+# ---------------------------------------------------------------- the selection itself
+
+def test_selection_spans_the_operators_and_the_features():
+    assert len(SELECTED) >= 50
+    per_op: dict[str, set] = {}
+    for case, features in SELECTED.values():
+        per_op.setdefault(case.op.name, set()).update(features)
+    assert set(per_op) == {op.name for op, _ in LOADED}
+    for op, features in per_op.items():
+        assert set(EVERY_OP) <= features, (op, set(EVERY_OP) - features)
+    missing = set(SOMEWHERE) - set().union(*per_op.values())
+    assert not missing, missing
+
+
+# ---------------------------------------------------------------- the program against the backend
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, swcann_root):
+    """Every selected case generated and built; the builds run two at a time (2 cores)."""
+    root = tmp_path_factory.mktemp("c_repro")
+    dirs = {cid: _write(case, root / f"case{i:03d}") for i, (cid, (case, _)) in enumerate(sorted(SELECTED.items()))}
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max(1, min(2, os.cpu_count() or 1))) as pool:
+        results = dict(zip(dirs, pool.map(lambda d: _build(d, swcann_root), dirs.values())))
+    print(f"\nbuilt {len(dirs)} reproducers in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return {cid: (dirs[cid], results[cid]) for cid in dirs}
+
+
+def _harness_descriptors(backend, args) -> dict[str, dict]:
+    """What the backend's own tensor creation gives the library, read back from it."""
+    out = {}
+    with CaseObjects(backend.libs) as objs:
+        for a in args:
+            if a.kind == "tensor" and a.value is not None:
+                handle, _dev = objs.tensor(a.value, dtypes.lookup(a.dtype).acl)
+                out[a.name] = describe_tensor(backend.libs, handle)
+    backend.after_case()
+    return out
+
+
+def _backend_runs(backend, case):
+    """Two runs of the case through the backend, as the runner makes its arguments. Two: where the
+    library sums overlapping windows atomically, consecutive launches of a process take opposite
+    orders (swcann/README.md), and the program's single launch may be either."""
+    runs = []
+    for _ in range(2):
+        args, golden = lookup.materials(case, FAMILY)
+        mode = backend.deterministic_mode() if case.deterministic else None
+        if mode:
+            with mode:
+                result = backend.run(case.op.descriptor, args)
+        else:
+            result = backend.run(case.op.descriptor, args)
+        assert backend.after_case() == []
+        runs.append((args, golden, result))
+    return runs
+
+
+@pytest.mark.parametrize("case_id", sorted(SELECTED), ids=sorted(SELECTED))
+def test_program_reproduces_the_backend(case_id, built, backend, swcann_root, probe):
+    case = SELECTED[case_id][0]
+    directory, build = built[case_id]
+    assert build.returncode == 0, build.stderr
+    program = _run(directory, swcann_root, probe)
+    assert NOTHING_LIVE in program.text, program.text       # every object and buffer released
+    runs = _backend_runs(backend, case)
+    args, golden, result = runs[0]
+
+    assert program.descriptors == _harness_descriptors(backend, args)
+    assert program.int_arrays == {a.name: list(a.value) for a in args if a.kind == "int_array" and a.value is not None}
+    assert program.status == result.status
+    outputs = [a for a in args if a.kind == "tensor" and a.is_output and a.value is not None and not a.value.unbacked]
+    harness_digests = {}
+    for out in outputs:
+        harness = harness_digests[out.name] = [digest.of_arg(r.outputs[out.name]) for _, _, r in runs]
+        assert program.digests[out.name] in harness, (program.text, harness)
+        if case.runs_numerics(FAMILY):
+            # the run the program's output equals is the one its metrics are held to
+            _, gold, same = runs[harness.index(program.digests[out.name])]
+            verdict = compare.compare(case.standard, gold[out.name], same.outputs[out.name].logical,
+                                      case.dtype_of(next(p for p in case.op.params if p.name == out.name)))
+            got = program.metrics(out.name)
+            assert set(got) == set(verdict.metrics)
+            for k, v in verdict.metrics.items():
+                assert math.isclose(got[k], v, rel_tol=1e-9, abs_tol=1e-12), (k, got[k], v)
+    judged = runner.run_case(case, backend, FAMILY)       # the case's record: its verdict and digests
+    assert judged.raw == Status.PASS, judged.reason
+    for out in outputs:
+        if out.name in judged.digests:
+            assert judged.digests[out.name] in harness_digests[out.name]
+    assert (program.verdict, program.rc) == ("PASS", 0), program.text
+
+
+def test_cli_writes_builds_and_prints_the_command(tmp_path, swcann_root):
+    case = next(c for c, f in SELECTED.values() if "NHWC" in f)
+    p = subprocess.run([sys.executable, "-m", "harness.repro", "c", case.id, "-o", str(tmp_path / "r"),
+                        "--soc", FAMILY], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert BUILD_COMMAND in p.stdout
+    assert {f.name for f in (tmp_path / "r").iterdir()} >= {"repro.c", "README.txt", "gradOutput.bin", "self.bin",
+                                                            "indices.bin", "gradInput.golden.f64"}
+    assert BUILD_COMMAND in (tmp_path / "r" / "README.txt").read_text()
+    assert _build(tmp_path / "r", swcann_root).returncode == 0
+    # run from elsewhere: the data files are found beside the program
+    p = subprocess.run([str(tmp_path / "r" / "repro")], cwd=tmp_path, env=_env(swcann_root, SWCANN_SOC=FAMILY),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "verdict: PASS" in p.stdout, p.stdout
+
+
+def test_unknown_case_id_is_one_line_with_close_matches(capsys):
+    known = next(iter(SELECTED))
+    assert repro_cli.main(["c", known[:-3], "-o", "/nonexistent/never-written"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and repr(known[:-3]) in err and known in err
+
+
+def test_a_family_without_an_expectation_is_refused(capsys):
+    case = next(c for c, _ in SELECTED.values() if set(families.FAMILIES) - set(c.status))
+    other = sorted(set(families.FAMILIES) - set(case.status))[0]
+    assert repro_cli.main(["c", case.id, "-o", "/nonexistent/never-written", "--soc", other]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"no expected status on {other}" in err
+
+
+# ---------------------------------------------------------------- what the generator reads
+
+def test_output_fill_is_the_harness_poison_of_every_byte_of_the_storage():
+    """The program refills each output with one element's bytes; build_args filled it whole."""
+    for case, _ in SELECTED.values():
+        args, golden = lookup.materials(case, FAMILY)
+        plan = plan_mod.make(case, args, golden, FAMILY)
+        for t in plan.tensors:
+            if t.is_output:
+                storage = next(a.value.storage for a in args if a.name == t.name)
+                assert t.fill * (t.storage_bytes // len(t.fill)) == raw_bytes(storage), (case.id, t.name)
+
+
+def test_written_after_the_run_equals_written_before(tmp_path, backend):
+    """A failing case is written by the case worker after its launch, from the same argument list."""
+    case = next(c for c, f in SELECTED.values() if "strided" in f and c.kind == "valid")
+    args, golden = lookup.materials(case, FAMILY)
+    before = write_c_repro(case, args, golden, tmp_path / "before", FAMILY)
+    result = backend.run(case.op.descriptor, args)
+    assert backend.after_case() == [] and result.phase2_status == 0
+    after = write_c_repro(case, args, golden, tmp_path / "after", FAMILY)
+    assert sorted(p.name for p in before.iterdir()) == sorted(p.name for p in after.iterdir())
+    for p in before.iterdir():
+        assert p.read_bytes() == (after / p.name).read_bytes(), p.name
+
+
+NAMES = ("Ascend910B1", "Ascend910B4", "Ascend910B5", "Ascend910B", "Ascend910", "Ascend910A", "Ascend910ProA",
+         "Ascend910ProB", "Ascend910PremiumA", "Ascend910_9391", "Ascend910_9392", "Ascend910_9599",
+         "Ascend950PR_9579", "Ascend950DT_9591", "Ascend310P1", "Ascend310P3", "Ascend310B1", "Ascend310B4",
+         "Ascend310B", "Ascend031", "Ascend035A", "Ascend350_x", "Ascend910C", "ascend910b1")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_soc_patterns_say_what_the_family_table_says(name):
+    import fnmatch
+    try:
+        family = families.family_of_soc_name(name)
+    except families.UnknownSocError:
+        family = None
+    matched = {f for f, patterns in soc.PATTERNS.items() if any(fnmatch.fnmatchcase(name, p) for p in patterns)}
+    assert matched == ({family} if family in families.FAMILIES else set())
+
+
+def test_every_standard_of_compare_has_its_c_comparator():
+    for name in compare.STANDARDS:
+        assert c_standards.headline(name) == compare._REGISTRY[name].headline
+
+
+# ---------------------------------------------------------------- the C comparison, on real outputs
+
+def _python_verdict(case, family: str, directory: Path, output: str, golden_file: Path | None = None):
+    """compare.py on the bytes the program downloaded (and on its golden file, when given)."""
+    args, golden = lookup.materials(case, family)
+    arg = next(a for a in args if a.name == output).value
+    arg.storage.copy_(torch.frombuffer(bytearray((directory / f"{output}.actual.bin").read_bytes()),
+                                       dtype=arg.storage.dtype))
+    gold = golden[output]
+    if golden_file is not None:
+        stored = np.int64 if golden_file.suffix == ".i64" else np.float64
+        gold = torch.from_numpy(np.fromfile(golden_file, dtype=stored).reshape(tuple(gold.shape)))
+    dtype = case.dtype_of(next(p for p in case.op.params if p.name == output))
+    return compare.compare(case.standard, gold, arg.logical, dtype)
+
+
+def _same_judgement(program: Run, verdict, output: str) -> None:
+    got = program.metrics(output)
+    assert set(got) == set(verdict.metrics)
+    for k, v in verdict.metrics.items():
+        assert math.isclose(got[k], v, rel_tol=1e-9, abs_tol=1e-12), (k, got[k], v)
+    assert program.reason(output) == (verdict.reason or None)
+    summary = program.one(rf"^compare\({output}\): (.*)$").group(1)
+    assert summary.split(" at (")[0] == verdict.summary().split(" at (")[0]
+    if verdict.worst is not None and not verdict.passed:
+        assert f" at {tuple(verdict.worst['index'])}:" in summary
+
+
+def _thresholds_exist(standard: str, dtype: str) -> bool:
+    try:
+        compare.thresholds(standard, dtype)
+    except ValueError:
+        return False
+    return True
+
+
+def _case(case_id: str):
+    return next(c for _op, cases in LOADED for c in cases if c.id == case_id)
+
+
+def _first(pattern: str):
+    for _op, cases in LOADED:
+        for c in cases:
+            if re.search(pattern, c.id):
+                return c
+    raise AssertionError(f"no case matches {pattern!r}")
+
+
+def _output(case) -> str:
+    return next(p.name for p in case.op.params if p.output)
+
+
+def _golden_needs_rounding(case) -> bool:
+    """Whether some golden value of the case is not representable in its output dtype: only then
+    does a comparison depend on how the golden is rounded."""
+    _args, golden = lookup.materials(case, FAMILY)
+    g = golden[_output(case)].double()
+    return bool((g != g.to(dtypes.torch_of(case.dtype)).double()).any())
+
+
+def _real_output(dtype_wanted) -> str:
+    """The first small valid case (any operator) comparing numerics on FAMILY whose output dtype is
+    `dtype_wanted`: a float dtype with a golden that needs rounding, or integer data."""
+    for _op, cases in LOADED:
+        for c in cases:
+            if (c.kind == "valid" and c.runs_numerics(FAMILY) and c.tier == "default" and not c.skip
+                    and not c.deterministic and not _too_big(c) and dtype_wanted(c.dtype)
+                    and (c.dtype.startswith(("int", "uint")) or _golden_needs_rounding(c))):
+                return c.id
+    raise AssertionError("no case has such an output")
+
+
+# real outputs to judge: float16 and integer data under every standard; bit_exact, whose verdict hangs
+# on the golden rounded once to the dtype, also bfloat16 and float32
+OUTPUTS = {name: _real_output(lambda d, n=name: d == n) for name in ("float16", "bfloat16", "float32")}
+OUTPUTS["integer"] = _real_output(lambda d: d.startswith(("int", "uint")))
+STANDARD_CASES = [(std, OUTPUTS[kind]) for std in compare.STANDARDS
+                  for kind in ("float16", "integer", *(("bfloat16", "float32") if std == "bit_exact" else ()))
+                  if _thresholds_exist(std, _case(OUTPUTS[kind]).dtype)]
+
+
+def _adversarial_golden(golden_file: Path, actual: torch.Tensor, thresholds: dict, seed: int) -> None:
+    """Rewrite the golden so that the program's own output straddles every threshold: errors spread
+    around the standard's tolerance, exact values, one-ulp and sign-of-zero differences, NaN, +-Inf,
+    +-1 and a value beyond the dtype's range (floats); off-by-one and extreme values (integers)."""
+    rng = np.random.default_rng(seed)
+    a = actual.double().reshape(-1).numpy() if actual.is_floating_point() else actual.reshape(-1).numpy()
+    n, pick = a.size, rng.permutation(a.size)
+    if golden_file.suffix == ".i64":
+        g = a.astype(np.int64) + rng.integers(-1, 2, n) * (rng.random(n) < 0.3)
+        g[pick[0]] = 2**62 + 1
+        g.astype(np.int64).tofile(golden_file)
+        return
+    scale = max([v for k, v in thresholds.items() if k not in ("max_mismatches", "min_matched_ratio")] + [2**-10])
+    g = a + scale * (np.abs(a) + 1) * rng.uniform(-3, 3, n)
+    tenth = max(n // 10, 1)
+    g[pick[:tenth]] = a[pick[:tenth]]                                     # exact
+    g[pick[tenth:2 * tenth]] = np.nextafter(a[pick[tenth:2 * tenth]], np.inf)
+    # 1.0: where single_bm's relative class starts
+    for i, special in zip(pick[2 * tenth:], (np.nan, np.inf, -np.inf, 1e300, -0.0, 1.0, -1.0)):
+        g[i] = special
+    g.astype(np.float64).tofile(golden_file)
+
+
+@pytest.mark.parametrize("standard,case_id", STANDARD_CASES, ids=[f"{s}-{_case(c).dtype}" for s, c in STANDARD_CASES])
+def test_each_standard_judges_as_compare_does(standard, case_id, tmp_path, swcann_root):
+    """On the library's real output: against the true golden, then against goldens that put the
+    output across the standard's thresholds (compare.py on the same bytes is the reference)."""
+    case = dataclasses.replace(_case(case_id), standard=standard)
+    out = _output(case)
+    directory = _built(tmp_path, swcann_root, case)
+    program = _run(directory, swcann_root)
+    verdict = _python_verdict(case, FAMILY, directory, out)
+    _same_judgement(program, verdict, out)
+    assert (program.verdict == "PASS") == verdict.passed and program.rc == (0 if verdict.passed else 1)
+    golden = next(directory.glob(f"{out}.golden.*"))
+    for seed in range(3):
+        args, _ = lookup.materials(case, FAMILY)
+        arg = next(a for a in args if a.name == out).value
+        arg.storage.copy_(torch.frombuffer(bytearray((directory / f"{out}.actual.bin").read_bytes()),
+                                           dtype=arg.storage.dtype))
+        _adversarial_golden(golden, arg.logical, compare.thresholds(standard, case.dtype), seed)
+        program = _run(directory, swcann_root)
+        verdict = _python_verdict(case, FAMILY, directory, out, golden)
+        _same_judgement(program, verdict, out)
+        assert (program.verdict == "PASS") == verdict.passed
+
+
+# ---------------------------------------------------------------- a broken library, on purpose
+
+# A fault lives in one operator's kernel or check (swcann/README.md, harness/audit/faultscore.py),
+# so these name the cases that reach it.
+FAULT_CASES = [
+    # (SWCANN_FAULTS, case, family, what the verdict line must say)
+    ("half_store_truncates", r"AvgPool2dBackward\.windows\[bfloat16-2x3x9x9-ks3x3_s2x2_p1x1_cm1_cip1", "ascend910b",
+     "max rel err (|g|>=1)="),
+    ("batch_plane_zero", r"MaxPool3dWithArgmaxBackward\.windows_exact\[float32-int32-2x2x6x7x8-ks2x2x2_s2x2x2_p0x0x0"
+     r"_d1x1x1_cm0-ND-contiguous-uniform", "ascend910b", "MERE="),
+    ("acc_workspace_not_zeroed", r"AdaptiveMaxPool2dBackward\.overlapping_half\[float16-int32-2x3x9x9-os4x4",
+     "ascend910b", "NaN/Inf mismatches"),
+    ("unpool_hw_swap", r"MaxUnpool3dBackward\.gather_all_dtypes\[int8-int64-2x3x2x3x3-os5x7x6", FAMILY,
+     "elements differ bitwise"),
+    ("unpool_hw_swap", r"MaxUnpool3dBackward\.gather_all_dtypes\[float16-int64-2x3x2x3x3-os5x7x6", FAMILY,
+     "elements differ bitwise"),
+    ("scatter_drops_nan", r"AdaptiveMaxPool2dBackward\.values\[float32-int64-2x3x9x9-os4x4-ND-contiguous-specials",
+     "ascend910b", "1 NaN/Inf mismatch"),
+    ("workspace_undersized", r"AdaptiveMaxPool2dBackward\.overlapping_half\[float16-int32-2x3x9x9-os4x4", "ascend910b",
+     "the library wrote past the end of its workspace: 56 of the guard bytes"),
+    ("write_past_end", r"AvgPool2dBackward\.layouts\[float32-2x3x9x9-.*-strided-", FAMILY,
+     "gradInput: the library wrote outside the output view"),
+    ("input_as_scratch", r"AvgPool2dBackward\.windows\[float32-2x3x9x9-ks3x3_s2x2_p1x1_cm1", FAMILY,
+     "the library wrote into input gradOutput: its device buffer changed"),
+    ("nullptr_as_invalid", r"AdaptiveMaxPool2dBackward\.bad_params\[B1-gradOutput\]", FAMILY,
+     "phase-1 status 161002, expected 161001 [B1]"),
+    ("sync_507015", r"MaxPool2dWithIndicesBackward\.fp32_values\[float32-int32-2x4x8x8-.*-small_int", "ascend910b",
+     "phase 1 returned 0 but phase 2 status 0, stream sync 507015"),
+]
+
+
+@pytest.mark.parametrize("fault,pattern,family,says", FAULT_CASES, ids=[f[0] for f in FAULT_CASES])
+def test_a_broken_library_is_reported_with_its_numbers(fault, pattern, family, says, tmp_path, swcann_root, probe):
+    case = _first(pattern)
+    directory = _built(tmp_path, swcann_root, case, family)
+    clean = _run(directory, swcann_root, probe, family)
+    assert (clean.verdict, clean.rc) == ("PASS", 0), clean.text
+    broken = _run(directory, swcann_root, probe, family, SWCANN_FAULTS=fault)
+    assert (broken.verdict, broken.rc) == ("FAIL", 1), broken.text
+    assert NOTHING_LIVE in broken.text, broken.text     # released on the failing paths too
+    assert says in broken.one(r"^verdict: FAIL: (.*)$").group(1)
+    if case.runs_numerics(family) and (directory / f"{_output(case)}.actual.bin").exists():
+        verdict = _python_verdict(case, family, directory, _output(case))
+        _same_judgement(broken, verdict, _output(case))
+
+
+def test_a_golden_one_ulp_off_is_one_bitwise_mismatch_at_its_index(tmp_path, swcann_root):
+    case = next(c for c, f in SELECTED.values() if "float16" in f and c.standard == "bit_exact")
+    directory = _built(tmp_path, swcann_root, case)
+    golden = directory / f"{_output(case)}.golden.f64"
+    values = np.fromfile(golden, dtype=np.float64)
+    k = len(values) // 3
+    values[k] = float(np.nextafter(np.float16(values[k]), np.float16(np.inf)))   # the next float16 up
+    values.tofile(golden)
+    program = _run(directory, swcann_root)
+    assert (program.verdict, program.rc) == ("FAIL", 1)
+    verdict = _python_verdict(case, FAMILY, directory, _output(case), golden)
+    assert verdict.metrics["mismatches"] == 1
+    _same_judgement(program, verdict, _output(case))
+
+
+def test_wrong_soc_and_missing_data_are_not_verdicts(tmp_path, swcann_root, probe):
+    case = next(c for c, f in SELECTED.values() if "valid" in f and c.op.name == "AvgPool2dBackward")
+    directory = _built(tmp_path, swcann_root, case)
+    other = _run(directory, swcann_root, family="ascend910_93")
+    assert other.rc == 3 and f"(NOT of family {FAMILY})" in other.text
+    (directory / "self.bin").unlink()
+    missing = _run(directory, swcann_root, probe)
+    assert missing.rc == 2 and "SETUP ERROR: cannot open" in missing.text and missing.verdict == "NONE"
+    assert NOTHING_LIVE in missing.text, missing.text      # what was made before the failure is released
+
+
+@pytest.mark.parametrize("feature", ["NaN/Inf values", "unbacked descriptor", "deterministic group", "NULL argument"])
+def test_the_program_is_clean_c_and_cxx(feature, tmp_path, swcann_root):
+    """Warnings-free as C11 and as C++ (built as C++, it includes aclnn/acl_meta.h itself), with
+    the parts a case may leave out (no output to digest, no numerics) and may add (deterministic mode)."""
+    case = next(c for c, f in SELECTED.values() if feature in f)
+    directory = _write(case, tmp_path / "r")
+    include = f"-I{swcann_root}/include"
+    for compiler in (["cc", "-std=c11", "-pedantic"], ["c++", "-x", "c++", "-std=c++11"]):
+        p = subprocess.run([*compiler, "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "repro.c", include],
+                           cwd=directory, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+
+
+def test_cases_dir_is_where_ids_are_looked_up(tmp_path, capsys):
+    case = next(c for c, f in SELECTED.values() if "valid" in f)
+    other = next(c for c, _ in SELECTED.values() if c.op.name != case.op.name)
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / Path(case.op.path).name).write_bytes(Path(case.op.path).read_bytes())
+    assert repro_cli.main(["c", case.id, "-o", str(tmp_path / "r"), "--cases", str(tmp_path / "cases")]) == 0
+    assert (tmp_path / "r" / "repro.c").is_file()
+    assert repro_cli.main(["c", other.id, "-o", str(tmp_path / "r2"), "--cases", str(tmp_path / "cases")]) == 2
+    assert f"unknown case id {other.id!r}" in capsys.readouterr().err
