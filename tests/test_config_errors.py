@@ -122,3 +122,117 @@ def test_an_exception_inside_a_case_keeps_its_message(tmp_path):
     assert outcome.reason == ("AclCallError: aclrtMemcpy(device to host, 64 bytes) failed with 507015: "
                               "EZ9999: device lost the buffer")
     assert "_Failing" not in outcome.reason and "raise AclCallError" in outcome.diagnostics["traceback"]
+
+
+# ---------------------------------------------------------------- files, values and paths a careless user gives
+
+BINARY = bytes(range(256)) * 4                           # not UTF-8 (0x80..0xff), with NULs
+LATIN1 = "target: {backend: aclnn, family: ascend910b}\n# café\n".encode("latin-1")
+
+
+def _file(name: str, data: bytes):
+    def make(tmp: Path) -> Path:
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return path
+    return make
+
+
+def _report_dir_with_bad_line(tmp: Path) -> Path:
+    (tmp / "old").mkdir()
+    (tmp / "old" / "results.jsonl").write_bytes(b'{"case_id": "x", "status": "PASS", "duration_s": 1}\n\xff\xfe\n')
+    return tmp / "old"
+
+
+# (name, arguments after the case path, what the one line must say)
+BAD_INPUTS = [
+    ("binary --gate file", ["--gate", _file("bl.yaml", BINARY)], "bl.yaml: not UTF-8 text"),
+    ("non-UTF-8 baseline in a --gate directory", ["--gate", lambda tmp: _file("gd/x.yaml", LATIN1)(tmp).parent],
+     "gd/x.yaml: not UTF-8 text"),
+    ("NUL bytes in a --gate file", ["--gate", _file("nul.yaml", b"\0" * 64)],
+     "nul.yaml: not valid YAML: unacceptable character #x0000: special characters are not allowed"),
+    ("binary --shard-durations JSON", ["--shard-durations", _file("d.json", BINARY)], "d.json: not UTF-8 text"),
+    ("binary --shard-durations results", ["--shard-durations", _file("r.jsonl", BINARY)], "r.jsonl:1: "),
+    ("non-UTF-8 line in a --shard-durations report dir", ["--shard-durations", _report_dir_with_bad_line],
+     "old/results.jsonl:2: not UTF-8 text"),
+    ("empty --shard", ["--shard", ""], "--shard: an empty value (an unset variable in the calling script?)"),
+    ("empty --gate", ["--gate", ""], "--gate: an empty value"),
+    ("empty --shard-durations", ["--shard-durations", ""], "--shard-durations: an empty value"),
+    ("empty --report-dir", ["--report-dir", ""], "--report-dir: an empty value"),
+    ("empty --resume", ["--resume", ""], "--resume: an empty value"),
+]
+
+
+def _run_paths(tmp: Path, paths, args, *mode, env=None):
+    environ = {k: v for k, v in os.environ.items() if k != "SWCANN_FAULTS"}
+    environ.update({"PYTHONPATH": str(REPO), **(env or {})})
+    args = [str(a(tmp)) if callable(a) else a for a in args]
+    if "--report-dir" not in args:
+        args += ["--report-dir", str(tmp / "rep")]
+    cmd = [sys.executable, "-m", "pytest", "-p", "harness.plugin", *paths, "--rootdir", str(tmp), "-c", "/dev/null",
+           "-p", "no:cacheprovider", "--backend", "aclnn", *mode, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=environ, timeout=300, cwd=tmp)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _one_error_line(code: int, out: str, says: str) -> None:
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert code == 4, out
+    assert len(lines) == 1 and lines[0].startswith("ERROR: ") and says in lines[0], out
+
+
+@pytest.mark.parametrize("name,args,says", BAD_INPUTS, ids=[e[0] for e in BAD_INPUTS])
+def test_a_bad_file_or_an_empty_value_is_one_line_before_any_report(tmp_path, name, args, says):
+    """Binary and non-UTF-8 baselines and durations files were 33 lines of INTERNALERROR; an empty
+    --shard (an unset CI variable) silently ran every case."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    code, out = _run_paths(tmp_path, ["cases"], args, "-q", "-n", "2")
+    _one_error_line(code, out, says)
+    assert not (tmp_path / "rep").exists()                       # nothing written, not even an empty report
+
+
+@pytest.mark.parametrize("mode", [("-q", "-n", "2"), ("-n", "0")], ids=["q-n2", "plain"])
+@pytest.mark.parametrize("path, says", [
+    ("cases/nope.yaml", "file or directory not found: cases/nope.yaml"),
+    ("cases/mp.yaml::nope[float32]", "not found: cases/mp.yaml::nope[float32] (no case of cases/mp.yaml has that name)"),
+], ids=["case file", "node id"])
+def test_a_case_path_that_does_not_exist_is_one_line_before_any_report(tmp_path, mode, path, says):
+    """Under -q -n 2 this exited 5 without a word (xdist's workers collect); plain, pytest said it only
+    after the run had written an empty report."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    code, out = _run_paths(tmp_path, [path], [], *mode)
+    _one_error_line(code, out, says)
+    assert not (tmp_path / "rep").exists()
+
+
+def test_a_node_id_of_a_whole_group_still_runs(tmp_path):
+    """pytest's own rule: a node id's name without its parameters selects every case of that name."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    code, out = _run_paths(tmp_path, ["cases/mp.yaml::before"], [], "-q", "-n", "0")
+    assert code == 0 and "8 passed" in out, out
+
+
+def test_resuming_a_complete_run_says_nothing_to_resume(tmp_path):
+    """It exited 5 ("no tests ran") and rewrote the reports; now it says so and leaves them alone."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    code, out = _run_paths(tmp_path, ["cases"], [], "-q", "-n", "0")
+    assert code == 0, out
+    rep = tmp_path / "rep"
+    before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in rep.iterdir() if p.is_file()}
+    code, out = _run_paths(tmp_path, ["cases"], ["--resume", str(rep), "--report-dir", str(rep)], "-q", "-n", "2")
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert code == 0 and len(lines) == 1, out
+    assert f"nothing to resume: every one of the 13 case(s) of the run in {rep} has a final record" in lines[0]
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in rep.iterdir() if p.is_file()} == before
+
+
+def test_resuming_a_run_with_a_case_left_is_no_nothing(tmp_path):
+    """The other half: one final record gone from the journal, and the resumed run runs that case."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    assert _run_paths(tmp_path, ["cases"], [], "-q", "-n", "0")[0] == 0
+    journal = next((tmp_path / "rep" / "journal").glob("*-main.jsonl"))
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(ln for ln in lines if not ('"event": "end"' in ln and "f361" in ln)) + "\n")
+    code, out = _run_paths(tmp_path, ["cases"], ["--resume", str(tmp_path / "rep")], "-q", "-n", "0")
+    assert code == 0 and "1 passed" in out and "nothing to resume" not in out, out

@@ -54,4 +54,8 @@ def test_damaged_lines_are_skipped_and_the_rest_still_read(tmp_path):
                 '"text"\n{"event": "en')
     _write(journal.Journal(tmp_path, "run1", "gw0"), ["b"])
     state = journal.scan(tmp_path)
-    assert list(state.final) == ["a", "b"] and not state.unfinished
+    assert list(state.final) == ["a", "b"]
+    # every damaged line is counted; the cases they name have no final record, so they run again
+    assert state.unreadable == [f"run1-main.jsonl:{n}" for n in range(3, 8)]
+    assert sorted(state.unfinished) == ["x", "y"] == sorted(state.unfinished_ids())
+    assert "its journal line run1-main.jsonl:4 is unreadable" in state.unfinished["x"][1]

@@ -386,3 +386,29 @@ def test_a_case_worker_leaves_stop_signals_to_its_supervisor(tmp_path, sig):
         assert executor._proc.pid == worker and executor.resets == 0      # the same worker ran it
     finally:
         executor.close()
+
+
+def test_a_garbled_journal_line_is_counted_when_a_run_is_resumed(tmp_path):
+    """A kill mid-write leaves a line cut short; a disk can damage one. --resume once dropped such a
+    line without a word, and its message undercounted what would run again: a case whose only line
+    (its start) was damaged ran again without being counted. Now the damaged lines are counted and
+    named, and so are the cases they name."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    rep = tmp_path / "rep"
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "0")
+    assert code == 0, out
+    path = next((rep / "journal").glob("*-main.jsonl"))
+    lines = path.read_text().splitlines()
+    only_start = next(ln for ln in lines if '"start"' in ln and "f361" in ln)
+    cut_end = next(ln for ln in lines if '"end"' in ln and "f437" in ln)
+    kept = [ln for ln in lines if not ('"end"' in ln and "f361" in ln)]           # f361 never finished ...
+    kept = [only_start[:len(only_start) // 2] if ln == only_start else ln for ln in kept]   # ... and its start is cut
+    kept = [cut_end[:len(cut_end) // 2] if ln == cut_end else ln for ln in kept]            # f437's end is cut
+    path.write_text("\n".join(kept) + "\n")
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--resume", str(rep), report=None)
+    assert code == 0, out
+    assert "11 case(s) already finished, 2 will run again (2 MISSING, 0 never started)" in out, out
+    damaged = [n for n, ln in enumerate(kept, 1) if ln in (only_start[:len(only_start) // 2], cut_end[:len(cut_end) // 2])]
+    assert f"2 journal line(s) unreadable (damaged, or cut short by a kill): " \
+           f"{', '.join(f'{path.name}:{n}' for n in damaged)}; the cases they name run again" in out, out
+    assert "2 passed" in out and {r["status"] for r in _records(rep)} == {"PASS"} and len(_records(rep)) == 13

@@ -23,7 +23,7 @@ class AclCallError(RuntimeError):
     def __init__(self, call: str, code: int | None, message: str):
         self.call, self.code, self.message = call, code, message
         what = f"{call} failed" + (f" with {code}" if code is not None else "")
-        super().__init__(what + (f": {message}" if message else ""))
+        super().__init__(f"{what}: {message or NO_MESSAGE}")
 
 
 def recent_error(libs: Libraries) -> str:
@@ -32,6 +32,15 @@ def recent_error(libs: Libraries) -> str:
     get = getattr(libs.runtime, "aclGetRecentErrMsg", None)     # optional: an older CANN may lack it
     raw = get() if get is not None else None
     return raw.decode("utf-8", errors="replace") if raw else ""
+
+
+NO_MESSAGE = "the library gave no error message (aclGetRecentErrMsg returned nothing)"
+
+
+def said(libs: Libraries) -> str:
+    """The library's message about the call that just failed, or that it gave none: an error line
+    must never end in nothing."""
+    return recent_error(libs) or NO_MESSAGE
 
 
 def check(libs: Libraries, call: str, ret: int) -> None:
@@ -142,7 +151,7 @@ def open_session(libs: Libraries, device=None, slot: int | None = None,
         rt = libs.runtime
         ret = rt.aclInit(None)
         if ret not in (abi.ACL_SUCCESS, abi.ACL_ERROR_REPEAT_INITIALIZE):
-            raise HarnessConfigError(f"aclInit failed with {ret}: {recent_error(libs)}")
+            raise HarnessConfigError(f"aclInit failed with {ret}: {said(libs)}")
         owns_init = ret == abi.ACL_SUCCESS
         try:
             device_id, count = _set_device(libs, device, slot)
@@ -181,7 +190,7 @@ def _set_device(libs: Libraries, device, slot: int | None) -> tuple[int, int]:
     device_id = pick_device(device, slot, count.value)
     ret = rt.aclrtSetDevice(device_id)
     if ret != abi.ACL_SUCCESS:
-        raise HarnessConfigError(f"aclrtSetDevice({device_id}) failed with {ret}: {recent_error(libs)}")
+        raise HarnessConfigError(f"aclrtSetDevice({device_id}) failed with {ret}: {said(libs)}")
     return device_id, count.value
 
 
@@ -191,10 +200,10 @@ def _configure(session: Session) -> None:
         session.deterministic_options = _set_deterministic(libs)
     ret = rt.aclrtCreateStream(ctypes.byref(session.stream))
     if ret != abi.ACL_SUCCESS:
-        raise HarnessConfigError(f"aclrtCreateStream failed with {ret}: {recent_error(libs)}")
+        raise HarnessConfigError(f"aclrtCreateStream failed with {ret}: {said(libs)}")
     raw = rt.aclrtGetSocName()
     if not raw:
-        raise HarnessConfigError(f"aclrtGetSocName() returned NULL: {recent_error(libs)}")
+        raise HarnessConfigError(f"aclrtGetSocName() returned NULL: {said(libs)}")
     session.soc_name = raw.decode("utf-8", errors="replace")
 
 
@@ -215,7 +224,7 @@ def _set_deterministic(libs: Libraries) -> dict[str, str]:
         ret = getattr(rt, setter)(abi.ACL_OPT_DETERMINISTIC, 1)
         if ret != abi.ACL_SUCCESS:
             raise HarnessConfigError(f"--deterministic: {setter}(ACL_OPT_DETERMINISTIC, 1) failed with {ret}: "
-                                     f"{recent_error(libs)}")
+                                     f"{said(libs)}")
         value = ctypes.c_int64(-1)
         read = getattr(rt, getter)(abi.ACL_OPT_DETERMINISTIC, ctypes.byref(value)) if hasattr(rt, getter) else None
         recorded[scope] = f"ACL_OPT_DETERMINISTIC={value.value} ({setter}" + \

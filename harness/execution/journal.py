@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -48,6 +49,12 @@ class Journal:
         self._write({"event": "end", "case_id": record["case_id"], "t": time.time(), "run_id": self.run_id,
                      "writer": self.writer, "record": record})
 
+    def lost(self, case_id: str, nodeid: str, op: str | None, reason: str) -> None:
+        """This process stops taking cases (its device is lost): `case_id`, started, was not run here.
+        Another process may still run it; if none does, it is MISSING with `reason`."""
+        self._write({"event": "lost", "case_id": case_id, "nodeid": nodeid, "op": op, "t": time.time(),
+                     "run_id": self.run_id, "writer": self.writer, "pid": os.getpid(), "reason": reason})
+
     def close(self) -> None:
         self._file.close()
 
@@ -57,6 +64,8 @@ class State:
     """What the journals of a report directory say."""
     final: dict[str, dict] = field(default_factory=dict)        # case id -> its last record
     unfinished: dict[str, tuple[dict, str]] = field(default_factory=dict)  # case id -> (its start, why)
+    lost: dict[str, str] = field(default_factory=dict)          # writer -> why it stopped taking cases
+    unreadable: list[str] = field(default_factory=list)         # "file:line" of every line that is not an entry
 
     def records(self) -> list[dict]:
         """The last record of every case that finished (a case not run for a lost device included)."""
@@ -80,23 +89,38 @@ def why_unfinished(start: dict, stopped: str | None = None) -> str:
             f"{start.get('run_id')} and never finished ({why})")
 
 
-def _entries(directory: Path, skip: set[str] = frozenset()):
+_CASE_ID = re.compile(r'"case_id":\s*("(?:[^"\\]|\\.)*")')
+
+
+def _entries(directory: Path, skip: set[str] = frozenset(), bad: list | None = None):
+    """Every well-formed entry of the journals; a line that is not one (cut short by a kill, damaged)
+    goes to `bad` as (file:line, the case id it names or None)."""
     for path in sorted((Path(directory) / DIRNAME).glob("*.jsonl")):
         if path.name in skip:
             continue
         with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
+            for n, line in enumerate(f, 1):
                 try:
                     entry = json.loads(line)
                 except json.JSONDecodeError:
-                    continue               # a line cut short by a kill: its case counts as not finished
-                if _well_formed(entry):    # anything else is damage: skipped like a cut line, never a crash
+                    entry = None
+                if _well_formed(entry):    # anything else is damage: counted, never a crash
                     yield entry
+                elif line.strip() and bad is not None:
+                    bad.append((f"{path.name}:{n}", _case_named(line)))
 
 
 def _well_formed(entry) -> bool:
     return (isinstance(entry, dict) and isinstance(entry.get("t", 0), (int, float))
             and (entry.get("event") != "end" or isinstance(entry.get("record"), dict)))
+
+
+def _case_named(line: str) -> str | None:
+    match = _CASE_ID.search(line)
+    try:
+        return json.loads(match.group(1)) if match else None
+    except json.JSONDecodeError:
+        return None
 
 
 def scan(directory: Path, own: tuple["Journal", ...] = (), stopped: str | None = None,
@@ -109,18 +133,49 @@ def scan(directory: Path, own: tuple["Journal", ...] = (), stopped: str | None =
     state = State()
     known = [j for j in own if j is not None and j.entries is not None]
     skip = {j.path.name for j in known}
-    entries = [*_entries(directory, skip), *(e for j in known for e in j.entries)]
+    bad: list = []
+    entries = [*_entries(directory, skip, bad), *(e for j in known for e in j.entries)]
     for entry in sorted(entries, key=lambda e: e.get("t", 0)):
         case_id = entry.get("case_id")
-        if entry.get("event") == "start":
+        event = entry.get("event")
+        if event in ("start", "lost"):
             if case_id not in state.final:
                 ours = stopped and entry.get("run_id") == run_id
-                state.unfinished[case_id] = (entry, why_unfinished(entry, stopped if ours else None))
-        elif entry.get("event") == "end":
+                why = (f"MISSING: not run: {entry.get('reason')}" if event == "lost"
+                       else why_unfinished(entry, stopped if ours else None))
+                state.unfinished[case_id] = (entry, why)
+            if event == "lost":
+                state.lost[str(entry.get("writer"))] = str(entry.get("reason"))
+        elif event == "end":
             state.final.pop(case_id, None)       # keep insertion order of the latest
             state.final[case_id] = entry["record"]
             state.unfinished.pop(case_id, None)
+    for where, case_id in bad:
+        state.unreadable.append(where)
+        if case_id and case_id not in state.final and case_id not in state.unfinished:
+            state.unfinished[case_id] = ({"case_id": case_id, "event": "start"},
+                                         f"MISSING: its journal line {where} is unreadable (damaged, or cut short "
+                                         "by a kill)")
     return state
+
+
+def lost_reason(directory: Path, run_id: str, writer: str, tail_bytes: int = 64 * 1024) -> str | None:
+    """Why process `writer` of run `run_id` stopped taking cases, if its journal ends saying so."""
+    path = Path(directory) / DIRNAME / f"{run_id}-{writer}.jsonl"
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - tail_bytes))
+            lines = f.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == "lost":
+            return str(entry.get("reason"))
+    return None
 
 
 def main(argv: list[str]) -> int:
@@ -130,6 +185,8 @@ def main(argv: list[str]) -> int:
     state = scan(Path(argv[1]))
     again = sorted(state.unfinished_ids())
     print(f"{len(state.done_ids())} finished, {len(again)} MISSING (started and never finished, or not run)")
+    if state.unreadable:
+        print(f"{len(state.unreadable)} journal line(s) unreadable: {', '.join(state.unreadable[:10])}")
     for case_id in again:
         print(f"MISSING {case_id}")
     return 0

@@ -27,6 +27,10 @@ KEPT = ("results.jsonl", "manifest.json", "summary.json", "summary.txt", "summar
         "report.html", RUN_FILE, "journal")
 
 
+class NothingToResume(Exception):
+    """--resume of a run every case of which has a final record; str() says so in one line."""
+
+
 def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
 
@@ -36,7 +40,10 @@ class RunDir:
         self.path, self.run_id, self._lock_fd, self.archived = directory, run_id, lock_fd, archived
 
     @classmethod
-    def acquire(cls, directory, resume: bool, argv: list[str], keep_previous: int = KEEP_PREVIOUS) -> "RunDir":
+    def acquire(cls, directory, resume: bool, argv: list[str], keep_previous: int = KEEP_PREVIOUS,
+                finished=None) -> "RunDir":
+        """finished(directory) -> a line when a resumed run has nothing left to do (NothingToResume,
+        raised before anything in the directory changes), else None."""
         directory = Path(directory)
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -54,6 +61,10 @@ class RunDir:
         if resume and previous is None and not (directory / "journal").is_dir():
             os.close(fd)
             raise HarnessConfigError(f"--resume {directory}: no earlier run there (no journal/)")
+        done = finished(directory) if resume and finished is not None else None
+        if done:
+            os.close(fd)
+            raise NothingToResume(done)
         run_id = previous["run_id"] if resume and previous else new_run_id()
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"run {run_id}, pid {os.getpid()}".encode(), 0)

@@ -12,7 +12,7 @@ crash or a hang in the library costs one case.
 from __future__ import annotations
 
 from ..core import families
-from . import preflight
+from . import arguments, preflight
 from .collection import LIFECYCLE, add_atk_args, runs_cases
 from .lifecycle import Lifecycle
 from .options import SETTINGS, Settings, add_options
@@ -35,6 +35,7 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {text}")
     for fam in families.FAMILIES:
         config.addinivalue_line("markers", f"{fam}: case applies to SoC family {fam}")
+    arguments.check_values(config)        # an empty value is a mistake, never "not given"
     add_atk_args(config)
     settings = config.stash[SETTINGS] = Settings.from_config(config)
     lookahead = Lookahead(config, settings.worker, settings.case_workers)

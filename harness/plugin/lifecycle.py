@@ -2,9 +2,10 @@
 
 The controller (or the only process) opens the run before any case runs: a probe case worker opens
 the backend (every set-up mistake fails there, in one line), which says the target; then the report
-directory is locked and, for --resume, the journals say what is already done. Every process that
-runs cases has a pool of case workers and a journal (harness/execution/); the controller records
-every case as its report arrives and writes every report at the end, from the journals.
+directory is locked and, for --resume, the journals say what is already done (or that nothing is
+left to do). Every process that runs cases has a pool of case workers and a journal
+(harness/execution/); the controller records every case as its report arrives and writes every
+report at the end, from the journals.
 """
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from ..core.status import Status
 from ..execution import journal as journal_mod, scratch
 from ..execution.deadline import deadline_for
 from ..execution.pool import CasePool
-from ..execution.rundir import RunDir
+from ..execution.rundir import NothingToResume, RunDir
 from ..execution.stopping import StopSignals
 from ..reporting import records as rec_mod
 from ..reporting.run import RunReporting
+from . import arguments
 from .collection import runs_cases
 from .options import Settings
 from .runinfo import RUN, RunInfo
@@ -71,6 +73,7 @@ class Lifecycle:
             return
         if self.config.getoption("collectonly") or self.settings.prepare_only or not runs_cases(self.config):
             return
+        arguments.check_paths(self.config)       # before the run opens: a wrong path writes no report
         self._open_run()
 
     def _set_run(self, run: RunInfo) -> None:
@@ -87,14 +90,19 @@ class Lifecycle:
             resume = self.settings.resume
             directory = Path(resume or self.reporting.report_dir(properties))
             self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args],
-                                         self.config.getoption("keep_previous"))
+                                         self.config.getoption("keep_previous"), finished=_nothing_left)
         except HarnessConfigError as e:
             executor.close()
-            raise pytest.UsageError(str(e)) from None
+            raise pytest.UsageError(arguments.one_line(e)) from None
+        except NothingToResume as e:
+            executor.close()
+            pytest.exit(str(e), returncode=0)
         state = journal_mod.scan(directory) if resume else journal_mod.State()
+        again = _will_run_again(directory, state) if resume else ()
         self._set_run(RunInfo(self.rundir.run_id, str(directory), properties, tuple(sorted(state.done_ids())),
                               tuple(sorted(state.unfinished_ids())),
-                              str(self.rundir.archived) if self.rundir.archived else None))
+                              str(self.rundir.archived) if self.rundir.archived else None,
+                              extra={"again": len(again), "unreadable": list(state.unreadable)}))
         if distributed:
             executor.close()             # the workers open their own
         else:
@@ -157,7 +165,7 @@ class Lifecycle:
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
                                              lambda: executor.run(case, deadline, ahead))
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
-            raise pytest.UsageError(str(e)) from None
+            raise pytest.UsageError(arguments.one_line(e)) from None
         self.journal.finished(record)
         # the record travels with the report; from an xdist worker it must cross a pipe as text
         # (strict JSON, as results.jsonl holds it: the controller writes that text as it came)
@@ -225,6 +233,27 @@ class Lifecycle:
         session.exitstatus = self.reporting.finish(session.exitstatus, records, stopped)
         if state.unfinished and session.exitstatus == 0:
             session.exitstatus = 1
+
+
+def _nothing_left(directory: Path) -> str | None:
+    """--resume DIR of a run that has a final record of every case its manifest assigned: the line
+    that says so (the run then exits 0 and leaves DIR as it was), else None."""
+    manifest = _read_manifest(directory)
+    if not manifest or not manifest.get("assigned"):
+        return None
+    state = journal_mod.scan(directory)
+    if _will_run_again(directory, state, manifest) or state.unreadable:
+        return None
+    return (f"nothing to resume: every one of the {len(manifest['assigned'])} case(s) of the run in {directory} "
+            "has a final record")
+
+
+def _will_run_again(directory: Path, state, manifest: dict | None = None) -> set[str]:
+    """The cases a resumed run runs again: what the manifest assigned without a final record (MISSING,
+    started and never finished, never started), and the cases the journals name but never finished."""
+    manifest = manifest if manifest is not None else _read_manifest(directory)
+    assigned = {a.get("case_id") for a in (manifest or {}).get("assigned", []) if isinstance(a, dict)}
+    return (assigned | state.unfinished_ids()) - state.done_ids()
 
 
 def _read_manifest(directory: Path) -> dict | None:

@@ -26,8 +26,15 @@ class Output:
             return
         run = life.run
         if self.settings.resume:          # said even with -q: what this run will (re)do
+            again = run.extra.get("again", len(run.missing_before))
             tr.write_line(f"resuming run {run.run_id} in {run.report_dir}: {len(run.done)} case(s) already "
-                          f"finished, {len(run.missing_before)} MISSING will run again")
+                          f"finished, {again} will run again ({len(run.missing_before)} MISSING, "
+                          f"{max(0, again - len(run.missing_before))} never started)")
+            unreadable = run.extra.get("unreadable") or []
+            if unreadable:
+                tr.write_line(f"  {len(unreadable)} journal line(s) unreadable (damaged, or cut short by a kill): "
+                              f"{', '.join(unreadable[:10])}{' ...' if len(unreadable) > 10 else ''}; the cases "
+                              "they name run again", yellow=True)
             for case_id in run.missing_before:
                 tr.write_line(f"  MISSING {case_id}")
         elif run.previous is not None:

@@ -157,7 +157,8 @@ def read_document(path: Path) -> dict:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        raise BaselineError(f"{path}:{where} not valid YAML: {getattr(e, 'problem', e)}") from None
+        what = getattr(e, "problem", None) or str(e).splitlines()[0]     # a reader error has no `problem`
+        raise BaselineError(f"{path}:{where} not valid YAML: {what}") from None
 
 
 def is_perf(doc) -> bool:

@@ -50,9 +50,13 @@ class ReportSettings:
     @classmethod
     def from_options(cls, getoption) -> "ReportSettings":
         """Read and check the options; a bad one raises a HarnessConfigError with one line."""
-        shard = shard_mod.parse(getoption("shard")) if getoption("shard") else None
-        durations = shard_mod.load_durations(Path(getoption("shard_durations"))) if getoption("shard_durations") else None
+        # `is not None`: an empty value (an unset CI variable) is a mistake, never "not given"
+        shard = shard_mod.parse(getoption("shard")) if getoption("shard") is not None else None
+        durations = (shard_mod.load_durations(getoption("shard_durations"))
+                     if getoption("shard_durations") is not None else None)
         gate = getoption("gate")
+        if gate is not None and not gate.strip():
+            raise bl.BaselineError("--gate: an empty value (an unset variable in the calling script?)")
         if gate and Path(gate).is_file():
             # a malformed baseline, or one for another backend or --soc, stops the run at once:
             # before any case runs and before any report could carry a gate verdict
@@ -155,8 +159,17 @@ class RunReporting:
         outcome, attempts = reruns.run_with_reruns(execute, self.settings.reruns, deviates=deviation is not None)
         record = rec_mod.build(outcome, facts, self.context(props, nodeid, attempts))
         if self.settings.dump_failures:
-            record["dump"] = reruns.finish_dump(record, outcome.dump)
+            record["dump"], error = reruns.finish_dump(record, outcome.dump)
+            if error:            # beside the case's own failure, never instead of it
+                record["harness_error"] = "; ".join(filter(None, (record.get("harness_error"), error)))
         return record
+
+    def record_outcome(self, case, nodeid: str, props: dict, outcome) -> dict:
+        """The record of an Outcome that replaces a case's earlier one (a heap culprit found after it
+        passed: harness/execution/blame.py)."""
+        deviation = case.deviation_on(props.get("backend", ""), props.get("family") or None)
+        facts = rec_mod.facts_of(case, nodeid, deviation.reason if deviation else None)
+        return rec_mod.build(outcome, facts, self.context(props, nodeid))
 
     def context(self, props: dict, nodeid: str, attempts=()) -> rec_mod.Context:
         """What the records of this run share: the backend, its libraries' hashes, the baseline, and
@@ -245,6 +258,8 @@ class RunReporting:
                 bad = [r for r in bad if r["status"] != Status.MISSING.value]
             for r in bad[:30]:
                 out.append(f"{r['status']:<8} {r['case_id']}: {r.get('reason', '')}"[:400])
+                if r.get("harness_error"):
+                    out.append(f"         harness error: {r['harness_error']}"[:400])
                 if r.get("repro"):
                     out.append(f"         repro: {r['repro']}")
             if len(bad) > 30:

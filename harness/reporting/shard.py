@@ -23,6 +23,8 @@ class ShardError(HarnessConfigError):
 
 def parse(text: str) -> tuple[int, int]:
     """'2/4' -> (2, 4); shards count from 1."""
+    if not str(text).strip():
+        raise ShardError("--shard: an empty value (an unset variable in the calling script?); expected i/n, e.g. 1/4")
     try:
         i, n = (int(x) for x in str(text).split("/"))
     except ValueError:
@@ -58,16 +60,18 @@ def select(ids: list[str], shard: tuple[int, int], durations: dict[str, float] |
 
 def load_durations(path: Path) -> dict[str, float]:
     """case id -> seconds, from a report directory, its results.jsonl, or a JSON object {id: seconds}."""
+    if not str(path).strip():
+        raise ShardError("--shard-durations: an empty value (an unset variable in the calling script?)")
     path = Path(path)
     if path.is_dir():
         path = path / RESULTS
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ShardError(f"--shard-durations {path}: cannot read ({e.strerror})") from None
     if path.suffix == ".json":
         try:
-            data = json.loads(text)
+            data = json.loads(path.read_bytes().decode("utf-8"))
+        except OSError as e:
+            raise ShardError(f"--shard-durations {path}: cannot read ({e.strerror})") from None
+        except UnicodeDecodeError:
+            raise ShardError(f"--shard-durations {path}: not UTF-8 text") from None
         except json.JSONDecodeError as e:
             raise ShardError(f"--shard-durations {path}: not valid JSON ({e.msg})") from None
         if not isinstance(data, dict) or not all(isinstance(v, (int, float)) for v in data.values()):
