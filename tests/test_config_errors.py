@@ -236,3 +236,33 @@ def test_resuming_a_run_with_a_case_left_is_no_nothing(tmp_path):
     journal.write_text("\n".join(ln for ln in lines if not ('"event": "end"' in ln and "f361" in ln)) + "\n")
     code, out = _run_paths(tmp_path, ["cases"], ["--resume", str(tmp_path / "rep")], "-q", "-n", "0")
     assert code == 0 and "1 passed" in out and "nothing to resume" not in out, out
+
+
+def test_a_library_error_without_a_message_says_so(tmp_path):
+    """aclInit fails and aclGetRecentErrMsg returns NULL: the line ended in 'failed with 100000: '."""
+    from tests.hostile_lib import hostile_env
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    env = hostile_env("init_fail_silent", tmp_path / "state")
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(REPO)])
+    code, out = _run_paths(tmp_path, ["cases"], [], "-q", "-n", "2", env=env)
+    _one_error_line(code, out, "aclInit failed with 100000: the library gave no error message "
+                               "(aclGetRecentErrMsg returned nothing)")
+
+
+def test_a_harness_error_while_recording_a_failure_keeps_the_failure(tmp_path):
+    """--dump-failures cannot write its arrays (a file is where the directory should be). The failing
+    case's record keeps its own reason and says the harness error beside it; the worker once died of
+    it and the case became a CRASH whose reason was the harness's FileExistsError."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    (rep / "failures").write_text("")
+    from tests.robust_cases import faulty_numel
+    code, out = _run_paths(tmp_path, ["cases"], ["--dump-failures", "--case-workers", "1"], "-q", "-n", "0",
+                           env={"SWCANN_FAULTS": f"tail_unwritten@numel={faulty_numel('f289')}"})
+    import json
+    bad = [json.loads(x) for x in (rep / "results.jsonl").read_text().splitlines() if '"PASS"' not in x]
+    assert len(bad) == 1 and bad[0]["status"] == "FAIL", out
+    assert bad[0]["reason"].startswith("gradInput: FAIL single_bm_high_performance[float32]"), bad[0]["reason"]
+    assert bad[0]["harness_error"].startswith("--dump-failures: cannot write the arrays: FileExistsError"), bad[0]
+    assert "harness error: --dump-failures: cannot write the arrays" in out

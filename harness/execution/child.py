@@ -7,21 +7,30 @@ a crashed or hung worker costs a fork, not an interpreter start.
 
 It exists so that the library under test can segfault, abort or hang without taking the
 pytest process (and the results) with it. The C-level faulthandler writes every thread's
-Python stack to stderr (a log file the supervisor reads) on a fatal signal, and on SIGUSR1,
-which the supervisor sends when a case passes its deadline: that works while the main
-thread is blocked inside a C call, where no Python code can run.
+Python stack to a log file the supervisor reads on a fatal signal, and on SIGUSR1, which the
+supervisor sends when a case passes its deadline: that works while the main thread is blocked
+inside a C call, where no Python code can run.
+
+A worker has two logs (logs.py): its fd 1 and 2 are the library log, which it measures through a
+descriptor of its own (a library may close or replace fd 2); its Python-level output and the
+stacks go to the harness log, through another. It leads a process group of its own and is a child
+subreaper, and after each case it kills every process the library left behind (procfs.py).
 
 Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case, dump_dir)* and
 ("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
-("done", Outcome, recovery, golden-cache use, log size) per case; an outcome without "backend"
-ran on the backend the worker announced with "ready". The log size is where the next
-case's output starts: the supervisor may already have sent that case, so only the worker knows.
+("done", Outcome, recovery, golden-cache use, log size, peak RSS in KiB) per case, and ("closed",)
+once the backend is closed. An outcome without "backend" ran on the backend the worker announced
+with "ready". The log size is where the next case's output starts: the supervisor may already
+have sent that case, so only the worker knows.
 """
 from __future__ import annotations
 
 import ctypes
 import faulthandler
+import fcntl
 import os
+import resource
+import select
 import signal
 import socket
 import sys
@@ -33,8 +42,11 @@ from .. import backends
 from ..core.errors import HarnessConfigError
 from ..core.status import Status
 from ..judge.outcome import Outcome
-from . import stopping
+from . import procfs, stopping
 from .channel import Channel, ChannelClosed
+
+_PRIVATE_FD = 100      # the worker's own descriptors go at or above this, out of a library's way
+_log_fd: int | None = None   # this worker's own handle on its library log
 
 
 def _outcome_of_exception(case, e: BaseException) -> Outcome:
@@ -58,7 +70,6 @@ def _recover(backend, outcome: Outcome) -> dict | None:
 def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[Outcome, dict | None]:
     """Judge one case; then, if it left the device in doubt, reset the device. With `dump_dir`
     (--dump-failures) a failing case's arrays are written there, since they live only here."""
-    from ..judge import arrays                 # imported by the zygote (_preload), unless it is a probe's
     from ..judge.runner import run_case
     capture = {} if dump_dir else None
     try:
@@ -66,8 +77,28 @@ def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[Out
     except Exception as e:
         outcome = _outcome_of_exception(case, e)
     if capture and outcome.raw is Status.FAIL and "traceback" not in outcome.diagnostics:
-        outcome.dump = arrays.write_arrays(Path(dump_dir), case.id, capture)
+        _dump(outcome, Path(dump_dir), case.id, capture)
     return outcome, _recover(backend, outcome)
+
+
+def _dump(outcome: Outcome, directory: Path, case_id: str, capture: dict) -> None:
+    """--dump-failures: the failing case's arrays. A dump that cannot be written is said beside the
+    failure; it never replaces the failure's own reason."""
+    from ..judge import arrays                 # imported by the zygote (_preload), unless it is a probe's
+    try:
+        outcome.dump = arrays.write_arrays(directory, case_id, capture)
+    except Exception as e:
+        outcome.diagnostics["harness_error"] = f"--dump-failures: cannot write the arrays: {type(e).__name__}: {e}"[:1000]
+
+
+def _left_behind(outcome: Outcome) -> None:
+    """Kill what the library started during the case and left running (its children, and what
+    they started: this process is their subreaper); the record says so."""
+    if procfs.has_children():
+        killed = procfs.kill_children()
+        if killed:
+            outcome.diagnostics["left_processes"] = (f"the library left {killed} process(es) running after the "
+                                                     "case; killed")
 
 
 def serve(channel: Channel) -> int:
@@ -93,25 +124,39 @@ def serve(channel: Channel) -> int:
         if message[0] == "close":
             break
         outcome, recovery = run_one(backend, message[1], cache, message[2])
+        _left_behind(outcome)
         if outcome.backend == announced:
             outcome.backend = None   # the supervisor has it from "ready": 30 strings less to send per case
         # the golden cache's use in this worker so far; plain data (this module runs as __main__)
         stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
         sys.stdout.flush()
         sys.stderr.flush()
-        channel.send(("done", outcome, recovery, stats, _log_size()))
+        channel.send(("done", outcome, recovery, stats, _log_size(), _peak_rss_kb()))
         if recovery and not recovery["ok"]:
             return 2                 # a device this process cannot reset: let a fresh process try
     backend.close()
+    procfs.kill_children()           # what aclFinalize started must not hold the pipe open
+    channel.send(("closed",))        # the supervisor need not wait for the end of the pipe
     return 0
 
 
 def _log_size() -> int:
-    """The size of this worker's log (its stdout and stderr, fd 1 and 2, are that file)."""
+    """The size of this worker's library log, through its own descriptor (fd 2 may be closed)."""
     try:
-        return os.fstat(2).st_size
+        return os.fstat(_log_fd).st_size if _log_fd is not None else 0
     except OSError:
         return 0
+
+
+def _peak_rss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _private(fd: int) -> int:
+    """A duplicate of `fd` at or above _PRIVATE_FD, closed on exec; `fd` itself is closed."""
+    dup = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _PRIVATE_FD)
+    os.close(fd)
+    return dup
 
 
 def _die_with_parent() -> None:
@@ -123,10 +168,16 @@ def _die_with_parent() -> None:
         pass
 
 
-def worker(read_fd: int, write_fd: int) -> int:
+def worker(read_fd: int, write_fd: int, log_fd: int, harness_fd: int) -> int:
+    """log_fd: the library log, already fd 1 and 2; harness_fd: the harness log."""
+    global _log_fd
     _die_with_parent()
-    faulthandler.enable(file=sys.stderr, all_threads=True)
-    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    procfs.become_subreaper()
+    _log_fd = _private(log_fd)
+    harness = os.fdopen(_private(harness_fd), "w", buffering=1, encoding="utf-8", errors="replace")
+    sys.stdout = sys.stderr = harness       # the harness's own words never land in the library's log
+    faulthandler.enable(file=harness, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=harness, all_threads=True)
     channel = Channel(read_fd, write_fd)
     try:
         return serve(channel)
@@ -149,21 +200,48 @@ def _preload() -> None:
 
 
 def zygote(sock_fd: int, supervisor: int, preload: bool = True) -> int:
-    """Fork a worker per request. Requests on the socket: b"fork" with the worker's two pipe ends
-    and its log file as SCM_RIGHTS descriptors (answer: its pid); b"wait PID" (answer: its exit
-    code, negative for a signal, as subprocess reports it)."""
+    """Fork a worker per request. Requests on the socket: b"fork" with the worker's two pipe ends,
+    its library log and its harness log as SCM_RIGHTS descriptors (answer: its pid); b"wait PID"
+    (answer: its exit code, negative for a signal, as subprocess reports it).
+
+    The zygote is a child subreaper: what a dead worker left behind (a process the library forked,
+    even one that left the worker's process group) becomes its child, and is killed the moment the
+    worker dies (SIGCHLD). Such a process holds the worker's pipe: alive, it would hide the worker's
+    death from the supervisor until the case's deadline."""
     _die_with_parent()
     if os.getppid() != supervisor:
         return 0                     # the supervisor died before the line above took effect
     # Ctrl-C, SIGTERM and SIGHUP are for the supervisor: it stops the run (the case in flight stays
     # MISSING, for --resume); a worker killed by one would be reported as a CRASH of its case
     stopping.ignore_in_case_workers()
+    procfs.become_subreaper()
     if preload:          # a probe only opens the backend: torch and the goldens would cost it a second
         _preload()
     sock = socket.socket(fileno=sock_fd)
+    workers: set[int] = set()         # forked and not yet waited for (dead ones stay until then)
+    wake_r, wake_w = os.pipe()
+    for fd in (wake_r, wake_w):
+        os.set_blocking(fd, False)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)    # a handler, so the wakeup fd is written
+    signal.set_wakeup_fd(wake_w)
+    try:
+        return _serve_forks(sock, workers, (wake_r, wake_w))
+    finally:
+        procfs.kill_children(spare=workers)
+
+
+def _serve_forks(sock: socket.socket, workers: set[int], wake: tuple[int, int]) -> int:
+    wake_r = wake[0]
     while True:
+        readable, _, _ = select.select([sock, wake_r], [], [])
+        if wake_r in readable:                      # a child ended: a worker, or one of its leftovers
+            while _drain(wake_r):
+                pass
+            procfs.kill_children(spare=workers)
+        if sock not in readable:
+            continue
         try:
-            message, fds, _, _ = socket.recv_fds(sock, 256, 3)
+            message, fds, _, _ = socket.recv_fds(sock, 256, 4)
         except OSError:
             return 0
         if not message:
@@ -172,23 +250,47 @@ def zygote(sock_fd: int, supervisor: int, preload: bool = True) -> int:
             pid = os.fork()
             if pid == 0:
                 sock.close()
-                os.dup2(fds[2], 1)
-                os.dup2(fds[2], 2)
-                code = 1
-                try:
-                    code = worker(fds[0], fds[1])
-                except BaseException:
-                    traceback.print_exc()
-                finally:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    os._exit(code)
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for fd in wake:
+                    os.close(fd)
+                _become_worker(fds)
+            try:
+                os.setpgid(pid, pid)             # also done by the child: whichever runs first
+            except OSError:
+                pass
+            workers.add(pid)
             for fd in fds:
                 os.close(fd)
             sock.sendall(str(pid).encode())
         elif message.startswith(b"wait "):
-            _, status = os.waitpid(int(message[5:]), 0)
+            pid = int(message[5:])
+            _, status = os.waitpid(pid, 0)
+            workers.discard(pid)
+            procfs.kill_children(spare=workers)     # orphans re-parented here: the dead worker's leftovers
             sock.sendall(str(os.waitstatus_to_exitcode(status)).encode())
+
+
+def _become_worker(fds: list[int]) -> None:
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        os.dup2(fds[2], 1)
+        os.dup2(fds[2], 2)
+        code = worker(fds[0], fds[1], fds[2], fds[3])
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _drain(fd: int) -> bool:
+    try:
+        return bool(os.read(fd, 512))
+    except BlockingIOError:
+        return False
 
 
 if __name__ == "__main__":

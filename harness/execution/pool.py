@@ -9,7 +9,7 @@ one zygote, so torch is imported once however many there are.
 
 Each case worker is a CaseExecutor of its own: crash and hang isolation, deadlines,
 device resets and the replacement of a dead worker are exactly as with one. Cases go to
-the least busy worker; supervisor.run_on waits for the case pytest asks for while keeping
+the least busy worker; schedule.run_on waits for the case pytest asks for while keeping
 every worker's deadline. A worker whose device is lost stops taking cases; the others go on.
 """
 from __future__ import annotations
@@ -18,7 +18,9 @@ from pathlib import Path
 
 from ..acl.runtime import worker_slot
 from . import scratch
-from .supervisor import CacheUse, CaseExecutor, _Zygote, run_on
+from .schedule import run_on
+from .supervisor import CacheUse, CaseExecutor
+from .zygote import Zygote, malloc_check_env
 
 
 def slots(worker: str | None, size: int) -> list[int]:
@@ -33,8 +35,9 @@ class CasePool:
         if size < 1:
             raise ValueError(f"a pool needs at least one case worker, got {size}")
         self.size = size
+        self._malloc_check = bool(settings.get("malloc_check"))
         self._log_dir: Path | None = scratch.make(f"pool-{label}") if size > 1 else None
-        self._zygote: _Zygote | None = None
+        self._zygote: Zygote | None = None
         # one worker keeps the label and zygote of a plain CaseExecutor: records say "main" or "gw0"
         labels = [label] if size == 1 else [f"{label}.{k}" for k in range(size)]
         self.executors = [CaseExecutor({**settings, "slot": slot}, name)
@@ -50,7 +53,7 @@ class CasePool:
         if self.size == 1:
             self.executors[0].warm_up()
         elif self._zygote is None:
-            self._zygote = _Zygote(self._log_dir / "zygote.log")
+            self._zygote = Zygote(self._log_dir / "zygote.log", env=malloc_check_env() if self._malloc_check else None)
             for ex in self.executors:
                 ex.share_zygote(self._zygote)
 
@@ -65,6 +68,23 @@ class CasePool:
 
     def run(self, case, deadline_s: float, ahead=()) -> dict:
         return run_on(self.executors, case, deadline_s, ahead)
+
+    @property
+    def usable(self) -> bool:
+        """Some case worker can still take a case (one whose device is lost cannot)."""
+        return any(ex.usable for ex in self.executors)
+
+    @property
+    def usable_count(self) -> int:
+        return sum(ex.usable for ex in self.executors)
+
+    def lost(self) -> dict[str, str]:
+        """{case worker: why its device is lost} of those that stopped taking cases."""
+        return {ex.label: ex.lost for ex in self.executors if ex.lost}
+
+    def take_amendments(self) -> list:
+        """(case, Outcome) of earlier cases whose record must change (supervisor.take_amendments)."""
+        return [a for ex in self.executors for a in ex.take_amendments()]
 
     @property
     def cache_stats(self) -> CacheUse | None:

@@ -2,33 +2,33 @@
 
 A CaseExecutor keeps one long-lived worker process, so isolation costs a pipe round trip
 per case, not a process start. A pytest process has one executor per case worker
-(harness/execution/pool.py); run_on schedules cases over them. The worker is replaced only
-when it dies (CRASH), passes a case's deadline (TIMEOUT: its stacks are dumped, then it is
+(harness/execution/pool.py); schedule.run_on schedules cases over them. The worker is replaced
+only when it dies (CRASH), passes a case's deadline (TIMEOUT: its stacks are dumped, then it is
 killed), or cannot reset its device; a replacement is forked from the executor's zygote
-(child.py), so it costs milliseconds.
+(child.py, zygote.py), so it costs milliseconds, and its start-up has the deadline of the case
+waiting for it. What a dead or hung worker leaves to say is read by post_mortem.py.
 The deadline is kept by this process, which is never blocked in the library.
 """
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
-import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import HarnessConfigError
 from ..core.status import Status
 from ..judge.outcome import Outcome
-from . import scratch
-from .channel import Channel, ChannelClosed, wait_any
+from . import blame, logs, oom, scratch
+from .channel import Channel, ChannelClosed
+from .post_mortem import PostMortem
+from .schedule import AHEAD_BYTES, LOOKAHEAD, run_on
+from .zygote import Worker, Zygote, malloc_check_env, signal_name
 
-START_TIMEOUT_S = 300.0      # building the software CANN on first use can take a while
-DUMP_WAIT_S = 1.0            # how long a hung worker gets to write its stacks before SIGKILL
-
-_STACK_STARTS = ("Fatal Python error", "Current thread 0x", "Thread 0x")
+START_TIMEOUT_S = 300.0      # the first start: building the software CANN on first use can take a while;
+                             # a replacement's start-up has the deadline of the case waiting for it,
+START_FLOOR_S = 10.0         # but never less than this: a loaded machine must not pass for a lost device
 
 
 @dataclass
@@ -56,125 +56,34 @@ class _Sent:
     nbytes: int = 0                      # what sending it wrote into the pipe (the case, its operator)
 
 
-LOOKAHEAD = 4      # cases sent ahead of the one pytest is running (see CaseExecutor.run): a few,
-                   # so a run of short cases (invalid ones take ~0.2 ms) does not leave the worker idle
-AHEAD_BYTES = 32 * 1024   # ... and never more unanswered bytes than half a pipe holds (64 KB on Linux):
-                          # a send ahead then cannot block, so a hung worker's deadline is always kept
-
-
 class DeviceLost(Exception):
     """The worker's device could not be brought back (neither reset nor a fresh process)."""
 
 
-def _import_roots() -> list[str]:
-    """Directories holding the harness and golden packages, for the worker's sys.path."""
-    import golden
-    import harness
-    return list(dict.fromkeys(str(Path(m.__file__).resolve().parent.parent) for m in (harness, golden)))
-
-
-def _signal_name(returncode: int | None) -> str:
-    if returncode is None or returncode >= 0:
-        return f"exit code {returncode}"
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
-
-
-def split_log(text: str) -> tuple[str, str]:
-    """(what the library and the worker printed, the stacks faulthandler dumped)."""
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith(_STACK_STARTS):
-            return "\n".join(lines[:i]), "\n".join(lines[i:])
-    return text, ""
-
-
-def last_message(printed: str) -> str:
-    lines = [ln.strip() for ln in printed.splitlines() if ln.strip()]
-    return lines[-1][:1000] if lines else ""
-
-
-class _Zygote:
-    """The process the workers are forked from (child.zygote)."""
-
-    def __init__(self, log: Path, preload: bool = True):
-        self.log = log
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(_import_roots() + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-        ours, theirs = socket.socketpair()
-        with open(log, "ab") as out:
-            argv = [sys.executable, "-m", "harness.execution.child", str(theirs.fileno()), str(os.getpid())]
-            self.proc = subprocess.Popen(argv + ([] if preload else ["--no-preload"]), stdin=subprocess.DEVNULL,
-                                         stdout=out, stderr=subprocess.STDOUT, env=env, pass_fds=(theirs.fileno(),))
-        theirs.close()
-        self.sock = ours
-
-    def _ask(self, message: bytes, fds=()) -> int:
-        try:
-            socket.send_fds(self.sock, [message], list(fds))
-            answer = self.sock.recv(64)
-        except OSError as e:
-            raise ChannelClosed(f"the zygote is gone ({e})") from None
-        if not answer:
-            raise ChannelClosed(f"the zygote is gone ({_signal_name(self.proc.poll())})")
-        return int(answer)
-
-    def fork(self, read_fd: int, write_fd: int, log_fd: int) -> int:
-        return self._ask(b"fork", (read_fd, write_fd, log_fd))
-
-    def wait(self, pid: int) -> int:
-        return self._ask(f"wait {pid}".encode())
-
-    def close(self) -> None:
-        self.sock.close()                    # the zygote exits at the end of its socket
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class _Worker:
-    """A forked worker: not our child, so its exit code comes from the zygote."""
-
-    def __init__(self, zygote: _Zygote, pid: int):
-        self.zygote, self.pid, self.returncode = zygote, pid, None
-
-    def kill(self) -> None:
-        if self.returncode is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-    def wait(self) -> int:
-        if self.returncode is None:
-            try:
-                self.returncode = self.zygote.wait(self.pid)
-            except (ChannelClosed, ValueError):
-                self.returncode = -signal.SIGKILL
-        return self.returncode
-
-
-class CaseExecutor:
+class CaseExecutor(PostMortem):
     def __init__(self, settings: dict, label: str = "main"):
         self.settings, self.label = dict(settings), label
         self.properties: dict[str, str] | None = None
         self.resets = 0                 # device resets and worker replacements so far
         self.pending_recovery: dict | None = None   # told to the next case's outcome
         self.lost: str | None = None
+        self.lost_diagnostics: dict = {}            # the failed start's stack and output, for the MISSING records
         self._cache_done = self._cache_current = None   # golden-cache use: replaced workers, current one
-        self._proc: _Worker | None = None
+        self._proc: Worker | None = None
         self._chan: Channel | None = None
         self._log_dir = scratch.make(f"worker-{label}")
-        self._log: Path | None = None
+        self._log: Path | None = None       # the library log (fd 1 and 2 of the worker)
+        self._hlog: Path | None = None      # the harness log (its Python output and stacks)
         self._starts = 0
-        self._zygote: _Zygote | None = None
+        self._zygote: Zygote | None = None
         self._owns_zygote = True
         self._queue: list[_Sent] = []       # cases sent to the worker, in its order; the head is running
         self._early: dict[str, Outcome] = {}   # outcomes of cases that finished before they were asked for
+        self._history: deque = deque(maxlen=blame.MAX_CASES)   # (case, deadline) this worker answered
+        self._ran = 0                       # ... and how many, for a blame's "only the last N" note
+        self._oom: oom.Watch | None = None
+        self._peak_rss_kb: int | None = None
+        self.amended: list[tuple[object, Outcome]] = []   # outcomes that replace an earlier case's (blame)
 
     # ------------------------------------------------------------ worker process
 
@@ -182,42 +91,48 @@ class CaseExecutor:
         """Start the zygote now, without waiting: it imports torch and the goldens while the
         caller does other work (an xdist worker collects), instead of when the first case comes."""
         if self._zygote is None:
-            self._zygote = _Zygote(self._log_dir / "zygote.log", preload=self.label != "probe")
+            env = malloc_check_env() if self.settings.get("malloc_check") else None
+            self._zygote = Zygote(self._log_dir / "zygote.log", preload=self.label != "probe", env=env)
 
-    def share_zygote(self, zygote: _Zygote) -> None:
+    def share_zygote(self, zygote: Zygote) -> None:
         """Fork workers from `zygote`, which its owner (harness/execution/pool.py) closes."""
         self._zygote, self._owns_zygote = zygote, False
 
-    def start(self) -> dict[str, str]:
-        """Start a worker and open the backend in it; its BackendInfo properties.
-        A configuration error is a HarnessConfigError with the backend's one line."""
+    def start(self, timeout_s: float = START_TIMEOUT_S, why: str = "") -> dict[str, str]:
+        """Start a worker and open the backend in it; its BackendInfo properties. A configuration
+        error is a HarnessConfigError with the backend's one line, and so is a start-up that does not
+        answer within `timeout_s` (why: what that deadline is) or dies."""
         self._starts += 1
         self._log = self._log_dir / f"worker-{self._starts}.log"
+        self._hlog = self._log_dir / f"worker-{self._starts}.harness.log"
+        self._history.clear()
+        self._ran, self._peak_rss_kb, self._oom = 0, None, oom.Watch()
         to_child, from_parent = os.pipe()
         to_parent, from_child = os.pipe()
         try:
             self.warm_up()       # a probe (the xdist controller's start-up check) runs no case: no preload
-            with open(self._log, "wb") as log:
-                self._proc = _Worker(self._zygote, self._zygote.fork(to_child, from_child, log.fileno()))
+            with open(self._log, "wb") as log, open(self._hlog, "wb") as hlog:
+                pid = self._zygote.fork(to_child, from_child, log.fileno(), hlog.fileno())
+            self._proc = Worker(self._zygote, pid)
         except ChannelClosed as e:
             for fd in (to_child, from_parent, to_parent, from_child):
                 os.close(fd)
-            said = last_message(split_log(self._read_log_file(self._zygote.log))[0])
+            said = logs.last_message(logs.tail(self._zygote.log))
             raise HarnessConfigError(f"cannot start a case worker: {e}: {said or 'no message'}") from None
         os.close(to_child)
         os.close(from_child)
         self._chan = Channel(to_parent, from_parent)
+        backend = self.settings["backend"]
         try:
             self._chan.send(("open", self.settings))
-            if not self._chan.ready(START_TIMEOUT_S):
-                raise ChannelClosed(f"no answer in {START_TIMEOUT_S:.0f} s")
+            if not self._chan.ready(timeout_s):
+                self._start_timed_out(timeout_s, why)
             reply = self._chan.recv()
         except ChannelClosed as e:
             self._kill()
-            printed, stack = split_log(self._read_log(0))
-            raise HarnessConfigError(f"the case worker died while opening the {self.settings['backend']} backend "
-                                     f"({_signal_name(self._proc.wait())}; {e}): "
-                                     f"{last_message(printed) or 'no message'}") from None
+            said = logs.last_message(logs.tail(self._log)) or logs.last_message(logs.tail(self._hlog))
+            raise HarnessConfigError(f"the case worker died while opening the {backend} backend "
+                                     f"({signal_name(self._proc.wait())}; {e}): {said or 'no message'}") from None
         if reply[0] == "config_error":
             self._reap()
             raise HarnessConfigError(reply[1])
@@ -235,11 +150,10 @@ class CaseExecutor:
         if self._alive():
             try:
                 self._chan.send(("close",))      # the worker closes the backend (aclFinalize) and exits
-                if self._chan.ready(30):
-                    self._proc.wait()
+                self._chan.ready(30)             # its ("closed",), or the end of its pipe
             except ChannelClosed:
                 pass
-            self._kill()
+            self._kill()                         # its process group too; the zygote kills what escaped
         if self._chan is not None:
             self._chan.close()
         self._proc = self._chan = None
@@ -265,29 +179,17 @@ class CaseExecutor:
             self._chan.close()
             self._chan = None
 
-    def _read_log(self, offset: int) -> str:
-        return self._read_log_file(self._log, offset)
-
-    @staticmethod
-    def _read_log_file(path: Path, offset: int = 0) -> str:
-        try:
-            with open(path, "rb") as f:
-                f.seek(offset)
-                return f.read().decode("utf-8", errors="replace")
-        except OSError:
-            return ""
-
-    def _log_size(self) -> int:
-        try:
-            return self._log.stat().st_size
-        except OSError:
-            return 0
-
-    def _replace(self, cause: str) -> None:
-        """A fresh worker after a crash, a hang or a device it could not reset."""
+    def _replace(self, cause: str, deadline_s: float | None = None) -> None:
+        """A fresh worker after a crash, a hang or a device it could not reset; its start-up has the
+        deadline of the case that waits for it."""
         self._reap()
         try:
-            self.start()
+            if deadline_s is None:
+                self.start()
+            else:
+                floor = f", at least {START_FLOOR_S:g} s" if deadline_s < START_FLOOR_S else ""
+                self.start(min(START_TIMEOUT_S, max(START_FLOOR_S, deadline_s)),
+                           f"the deadline of the case waiting for it{floor}")
         except HarnessConfigError as e:
             self.lost = f"device not usable after {cause}: {e}"
             raise DeviceLost(self.lost) from None
@@ -337,25 +239,26 @@ class CaseExecutor:
 
     def submit(self, case, deadline_s: float) -> Outcome | None:
         """Queue `case` (in a fresh worker if the last one died); a MISSING outcome when the device is lost."""
-        if not self._ensure_worker():
-            return self._not_judged(case, Status.MISSING, f"not run: {self.lost}")
+        if not self._ensure_worker(deadline_s):
+            return self._not_judged(case, Status.MISSING, f"not run: {self.lost}", **self.lost_diagnostics)
         self._send(case, deadline_s)
         return None
 
     def offer(self, case, deadline_s: float) -> bool:
         """Send `case` ahead if the worker has room for it (LOOKAHEAD cases, AHEAD_BYTES bytes)."""
-        if not self.has_room or not self._ensure_worker():
+        if not self.has_room or not self._ensure_worker(deadline_s):
             return False
         return self._send(case, deadline_s, AHEAD_BYTES - sum(s.nbytes for s in self._queue))
 
-    def _ensure_worker(self) -> bool:
+    def _ensure_worker(self, deadline_s: float | None = None) -> bool:
         """A live worker, replacing one that died (CRASH, TIMEOUT, a failed reset); False when the
         device is lost (no replacement could open it)."""
         if self.lost:
             return False
         if not self._alive():
             try:
-                self._replace(self.pending_recovery["cause"] if self.pending_recovery else "a worker exit")
+                self._replace(self.pending_recovery["cause"] if self.pending_recovery else "a worker exit",
+                              deadline_s)
             except DeviceLost:
                 return False
         return True
@@ -389,7 +292,7 @@ class CaseExecutor:
         except ChannelClosed:
             pass
         now = None if self._queue else time.monotonic()
-        self._queue.append(_Sent(case, deadline_s, now, self._log_size() if now else 0, nbytes))
+        self._queue.append(_Sent(case, deadline_s, now, logs.size(self._log) if now else 0, nbytes))
         return True
 
     def _await_head(self) -> Outcome:
@@ -402,14 +305,17 @@ class CaseExecutor:
             reply, answered = None, True
         now = time.monotonic()
         duration = now - head.started
-        if reply is None:
-            outcome = (self._timed_out(head.case, head.deadline_s, head.log_offset, duration) if not answered
-                      else self._crashed(head.case, head.log_offset, duration))
-            return outcome                          # _reap emptied the queue with its worker
-        _, outcome, recovery, self._cache_current, log_end = reply
+        if reply is None or reply[0] != "done":
+            if not answered:
+                return self._timed_out(head, duration)
+            return self._crashed(head, duration)    # _reap emptied the queue with its worker
+        _, outcome, recovery, self._cache_current, log_end, self._peak_rss_kb = reply
         self._queue.pop(0)
+        self._history.append((head.case, head.deadline_s))
+        self._ran += 1
         if self._queue:             # the worker went on with the next case; its output starts at log_end
             self._queue[0].started, self._queue[0].log_offset = now, log_end
+        self._guard_blame(head, outcome)
         return self._finished(head.case, outcome, recovery)
 
     @property
@@ -430,38 +336,6 @@ class CaseExecutor:
                 self.pending_recovery["action"] = "new worker process"
         return outcome
 
-    def _timed_out(self, case, deadline_s: float, offset: int, duration: float) -> Outcome:
-        before = self._log_size()
-        try:
-            os.kill(self._proc.pid, signal.SIGUSR1)      # faulthandler: every thread's stack
-        except ProcessLookupError:
-            pass
-        waited = 0.0
-        while waited < DUMP_WAIT_S:               # until the dump stops growing
-            time.sleep(0.1)
-            waited += 0.1
-            size = self._log_size()
-            if size > before and waited >= 0.3:
-                break
-        self._reap()
-        printed, stack = split_log(self._read_log(offset))
-        reason = f"TIMEOUT: no result after the {deadline_s:g} s deadline; the case worker was killed"
-        outcome = self._not_judged(case, Status.TIMEOUT, reason, duration, deadline_s=deadline_s,
-                                   stack=stack[-8000:], last_error=last_message(printed), output=printed[-4000:])
-        self._after_lost_worker(case, "TIMEOUT")
-        return outcome
-
-    def _crashed(self, case, offset: int, duration: float) -> Outcome:
-        how = _signal_name(self._proc.wait())
-        self._reap()
-        printed, stack = split_log(self._read_log(offset))
-        said = last_message(printed)
-        reason = f"CRASH: the case worker died ({how})" + (f"; last library message: {said}" if said else "")
-        outcome = self._not_judged(case, Status.CRASH, reason, duration, signal=how, stack=stack[-8000:],
-                                   last_error=said, output=printed[-4000:])
-        self._after_lost_worker(case, "CRASH")
-        return outcome
-
     def _after_lost_worker(self, case, what: str) -> None:
         self.resets += 1
         self.pending_recovery = {"case_id": case.id, "cause": what, "action": "new worker process", "ok": True}
@@ -480,50 +354,3 @@ class CaseExecutor:
         self._stamp(outcome)
         return outcome
 
-
-def _least_busy(executors: list[CaseExecutor]) -> CaseExecutor:
-    """Where a case goes: the usable executor with the shortest queue (the first when all are lost:
-    its submit() then says why the case was not run)."""
-    usable = [ex for ex in executors if ex.usable]
-    return min(usable, key=lambda ex: ex.queued) if usable else executors[0]
-
-
-def run_on(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> Outcome:
-    """Run `case` on one of `executors` and return its Outcome, meanwhile sending the `ahead` cases
-    to whichever has room and collecting every answer that comes in (kept until asked for).
-
-    While it waits for `case`, every worker's running case keeps its own deadline: the wait
-    ends at the earliest one, so a hang in one worker is a TIMEOUT on time while another
-    worker's case is awaited."""
-    for ex in executors:
-        outcome = ex.take(case.id)
-        if outcome is not None:
-            return outcome
-    owner = next((ex for ex in executors if ex.holds(case)), None)
-    while owner is None:
-        owner = _least_busy(executors)
-        missing = owner.submit(case, deadline_s)
-        if missing is not None:
-            if not any(ex.usable for ex in executors):
-                return missing
-            owner = None            # that worker's device is lost now: another one takes the case
-    known = set().union(*(ex.case_ids() for ex in executors))
-    for nxt, nxt_deadline in ahead:
-        if nxt.id in known:
-            continue
-        target = _least_busy([ex for ex in executors if ex.has_room] or executors)
-        if not target.offer(nxt, nxt_deadline):
-            break
-        known.add(nxt.id)
-    while True:
-        busy = [ex for ex in executors if ex.queued]
-        if owner not in busy:
-            # the worker holding `case` died with a case before it (a CRASH, a TIMEOUT): it never ran
-            return run_on(executors, case, deadline_s)
-        channels = {ex.channel: ex for ex in busy}
-        ready = [channels[c] for c in wait_any(list(channels), min(ex.time_left() for ex in busy))]
-        for ex in ready or [ex for ex in busy if ex.time_left() <= 0]:
-            ex.collect()
-        outcome = owner.take(case.id)
-        if outcome is not None:
-            return outcome

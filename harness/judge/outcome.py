@@ -13,9 +13,13 @@ from dataclasses import dataclass, field
 from ..core.status import Status
 
 # What a record carries about how its worker ran it, when there is something to say (a crash's signal
-# and stack, a hang's deadline, the library's last message, a device reset, an exception's traceback).
+# and stack, a hang's deadline, the library's last message, a device reset, an exception's traceback,
+# why a hung worker gave no stack, whether the OOM killer took it, the culprit or victim of a heap
+# corruption or guard violation (blame), processes
+# the library left behind, a harness error beside the case's own failure).
 DIAGNOSTIC_KEYS = ("signal", "stack", "last_error", "output", "deadline_s", "traceback", "recovery",
-                   "recovered_from", "blocked_signals")
+                   "recovered_from", "blocked_signals", "oom", "blame", "left_processes",
+                   "harness_error")
 
 
 @dataclass

@@ -43,6 +43,7 @@ class Lifecycle:
         self.stop = StopSignals()              # SIGTERM and SIGHUP stop the run as Ctrl-C does
         self.interrupted = False               # Ctrl-C or a stop signal: cases in flight are not waited for
         self._cases: dict[str, dict] | None = None   # nodeid -> manifest entry (a case that left no record)
+        self._nodeids: dict[str, str] | None = None  # case id -> node id, for a record that replaces another
         # --prepare-only fills the cache in this process (no device, no case worker)
         self.cache = _prepare_only_cache(settings) if settings.prepare_only else None
         # statuses, gating, reruns, shards, dumps and every report: harness/reporting/
@@ -167,10 +168,20 @@ class Lifecycle:
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
             raise pytest.UsageError(arguments.one_line(e)) from None
         self.journal.finished(record)
+        self._after_case(item, executor)
         # the record travels with the report; from an xdist worker it must cross a pipe as text
         # (strict JSON, as results.jsonl holds it: the controller writes that text as it came)
         item.user_properties.append(("record", jsonsafe.dumps(record) if self.settings.worker else record))
         return record
+
+    def _after_case(self, item, executor: CasePool) -> None:
+        """What the case worker found out beyond the case itself: an earlier case's record to replace
+        (the culprit of a heap corruption or guard violation)."""
+        for case, outcome in executor.take_amendments():
+            if self._nodeids is None:
+                self._nodeids = {it.case.id: it.nodeid for it in item.session.items if hasattr(it, "case")}
+            nodeid = self._nodeids.get(case.id, case.id)
+            self.journal.finished(self.reporting.record_outcome(case, nodeid, self.properties(), outcome))
 
     def record_case_file_error(self, item) -> dict:
         facts = {"case_id": item.case_id, "nodeid": item.nodeid, "op": "(case file)"}

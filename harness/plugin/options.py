@@ -71,6 +71,10 @@ def add_options(parser) -> None:
     g.addoption("--atk", action="append", default=[], metavar="PATH",
                 help="run ATK case lists (JSON files, or directories of them) as well; alone, instead of tests/. "
                      "A .json file in a directory named 'atk' is read as one without this option")
+    g.addoption("--malloc-check", action="store_true",
+                help="run the case workers with glibc's heap checking (MALLOC_CHECK_=3, MALLOC_PERTURB_), so a "
+                     "library that writes past a host block is caught at that block's own free, on the case "
+                     "that did it (slower)")
     add_report_options(parser.getgroup("aclnn conformance: gating, reruns, shards, reports"))
 
 
@@ -93,6 +97,7 @@ class Settings:
     relaunch: bool = False
     distributed: bool = False            # the controller of an xdist run
     report: ReportSettings | None = None
+    malloc_check: bool = False
 
     @classmethod
     def from_config(cls, config) -> "Settings":
@@ -117,11 +122,13 @@ class Settings:
         return cls(get("backend"), get("device"), family, get("no_sw_fallback"), get("deterministic"), get("tier"),
                    _absolute(get("report_dir")), getattr(config, "workerinput", {}).get("workerid"),
                    _absolute(get("golden_cache")), get("prepare_only"), timeout, _absolute(get("resume")),
-                   _case_workers(config), get("relaunch"), get("dist", "no") != "no", report)
+                   _case_workers(config), get("relaunch"), get("dist", "no") != "no", report,
+                   malloc_check=get("malloc_check"))
 
     def backend_settings(self) -> dict:
         """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
-        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch")
+        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch",
+                "malloc_check")
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 
