@@ -1,15 +1,56 @@
-"""A replacement worker's start-up has a deadline of its own (harness/execution/supervisor.py).
+"""Healthy workers take over from one whose device is lost (harness/plugin/takeover.py), and a
+replacement worker's start-up has a deadline of its own (harness/execution/supervisor.py).
 
-The library misbehaves through tests/hostile/sitecustomize.py: the case worker crashes, and every
-later aclInit there hangs."""
+The library misbehaves through tests/hostile/sitecustomize.py: in xdist worker gw0 (or in one case
+worker of a pool) the case worker crashes, and every later aclInit there fails or hangs."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from harness.execution.supervisor import CaseExecutor
 from harness.operators import load_case_file
-from tests.hostile_lib import use_hostile
-from tests.robust_cases import EXECUTOR_SETTINGS, flat, write_cases
+from tests.hostile_lib import hostile_env, use_hostile
+from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, write_cases
+from tests.test_robust import _pytest, _records
+
+
+def _lines(out: str, text: str) -> list[str]:
+    return [ln for ln in out.splitlines() if text in ln]
+
+
+def test_an_xdist_worker_whose_device_is_lost_hands_its_cases_to_the_others(tmp_path):
+    """gw0's case worker crashes at its 3rd case and gw0 can open no device again. gw0 once went on
+    taking cases and marked every one MISSING while gw1 was healthy; now it leaves, xdist hands its
+    cases to the others and the run says so once. No case is MISSING; the crash is the only failure."""
+    write_cases(tmp_path, channels=[1, 2], sides=(4, 6, 8))
+    spec = "segv@worker=gw0&case=3,init_fail_silent@worker=gw0&start=2"
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "2", env=hostile_env(spec, tmp_path / "state"))
+    records = _records(tmp_path / "rep")
+    by_status = Counter(r["status"] for r in records)
+    assert len(records) == len({r["case_id"] for r in records}) == 8 * 9 * 2 + 5
+    assert by_status == {"PASS": 148, "CRASH": 1}, (by_status, out[-3000:])
+    assert code == 1, out
+    lost = _lines(out, "stops taking cases")
+    assert len(lost) == 1 and lost[0].startswith("DEVICE LOST: xdist worker gw0 stops taking cases"), out
+    assert "aclInit failed with 100000: the library gave no error message" in lost[0], lost
+    assert " 1 rescheduled" in out.splitlines()[-1], out.splitlines()[-1]
+    assert {r["worker"] for r in records} - {"gw0"}, "the other workers ran the rest"
+
+
+def test_a_case_worker_whose_device_is_lost_leaves_the_pool_to_the_others(tmp_path):
+    """The same in one pytest process with two case workers: the one that lost its device stops taking
+    cases (the pool drops it) and the run says so once; no case is MISSING."""
+    write_cases(tmp_path, channels=[1], sides=(4, 6))
+    # starts 1 and 2 are the two case workers; start 3 is the crashed one's replacement
+    spec = f"segv@numel={faulty_numel('f289')},init_fail_silent@start=3"
+    code, out, _ = _pytest(tmp_path, "-q", "-n", "0", "--case-workers", "2", env=hostile_env(spec, tmp_path / "state"))
+    records = _records(tmp_path / "rep")
+    by_status = Counter(r["status"] for r in records)
+    assert by_status == {"PASS": 36, "CRASH": 1}, (by_status, out[-3000:])
+    lost = _lines(out, "stops taking cases")
+    assert len(lost) == 1 and lost[0].startswith("DEVICE LOST: case worker main."), out
+    assert "the other 1 case worker(s) of this process go on" in lost[0], lost
 
 
 def test_a_hung_start_up_is_a_timeout_within_the_deadline(tmp_path, monkeypatch):

@@ -41,6 +41,7 @@ def pytest_configure(config):
     lookahead = Lookahead(config, settings.worker, settings.case_workers)
     lifecycle = config.stash[LIFECYCLE] = Lifecycle(config, settings, lookahead)
     for name, plugin in (("aclnn-lookahead", lookahead), ("aclnn-lifecycle", lifecycle),
+                         ("aclnn-takeover", lifecycle.takeover),
                          ("aclnn-selection", Selection(settings, lifecycle.reporting)),
                          ("aclnn-output", Output(config, settings, lifecycle))):
         config.pluginmanager.register(plugin, name)

@@ -4,8 +4,9 @@ The controller (or the only process) opens the run before any case runs: a probe
 the backend (every set-up mistake fails there, in one line), which says the target; then the report
 directory is locked and, for --resume, the journals say what is already done (or that nothing is
 left to do). Every process that runs cases has a pool of case workers and a journal
-(harness/execution/); the controller records every case as its report arrives and writes every
-report at the end, from the journals.
+(harness/execution/); an xdist worker whose device is lost leaves the run to the others
+(takeover.py). The controller records every case as its report arrives and writes every report
+at the end, from the journals.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from ..execution.rundir import NothingToResume, RunDir
 from ..execution.stopping import StopSignals
 from ..reporting import records as rec_mod
 from ..reporting.run import RunReporting
-from . import arguments
+from . import arguments, takeover
 from .collection import runs_cases
 from .options import Settings
 from .runinfo import RUN, RunInfo
@@ -44,6 +45,7 @@ class Lifecycle:
         self.interrupted = False               # Ctrl-C or a stop signal: cases in flight are not waited for
         self._cases: dict[str, dict] | None = None   # nodeid -> manifest entry (a case that left no record)
         self._nodeids: dict[str, str] | None = None  # case id -> node id, for a record that replaces another
+        self.takeover = takeover.Takeover(config, self)   # workers whose device is lost, said once
         # --prepare-only fills the cache in this process (no device, no case worker)
         self.cache = _prepare_only_cache(settings) if settings.prepare_only else None
         # statuses, gating, reruns, shards, dumps and every report: harness/reporting/
@@ -167,6 +169,9 @@ class Lifecycle:
                                              lambda: executor.run(case, deadline, ahead))
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
             raise pytest.UsageError(arguments.one_line(e)) from None
+        if self.settings.worker and record["raw_status"] == Status.MISSING.value and not executor.usable:
+            # not run: no case worker of this xdist worker can open a device; the others take its cases
+            takeover.leave(self.journal, case, item.nodeid, "; ".join(executor.lost().values()), executor)
         self.journal.finished(record)
         self._after_case(item, executor)
         # the record travels with the report; from an xdist worker it must cross a pipe as text
@@ -176,12 +181,17 @@ class Lifecycle:
 
     def _after_case(self, item, executor: CasePool) -> None:
         """What the case worker found out beyond the case itself: an earlier case's record to replace
-        (the culprit of a heap corruption or guard violation)."""
+        (a heap culprit), a case worker that stopped taking cases."""
         for case, outcome in executor.take_amendments():
             if self._nodeids is None:
                 self._nodeids = {it.case.id: it.nodeid for it in item.session.items if hasattr(it, "case")}
             nodeid = self._nodeids.get(case.id, case.id)
             self.journal.finished(self.reporting.record_outcome(case, nodeid, self.properties(), outcome))
+        for label, reason in executor.lost().items():
+            usable = executor.usable_count
+            if usable:
+                self.takeover.announce(f"case worker {label}", reason,
+                                       f"the other {usable} case worker(s) of this process go on")
 
     def record_case_file_error(self, item) -> dict:
         facts = {"case_id": item.case_id, "nodeid": item.nodeid, "op": "(case file)"}

@@ -77,6 +77,9 @@ class Output:
             tr.write_line(line)
         for reason, count in not_run.items():
             tr.write_line(f"DEVICE LOST: {count} case(s) {reason}"[:600], red=True, bold=True)
+        for who, reason in life.takeover.lost.items():
+            tr.write_line(f"DEVICE LOST: {who} stopped taking cases ({reason}); its cases went to the other workers"[:600],
+                          red=True, bold=True)
         deselected = len(tr.stats.get("deselected", []))
         if not recorder.records and deselected:
             # pytest's own "no tests ran" does not say why; the family filter is the usual reason
