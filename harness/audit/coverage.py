@@ -40,15 +40,6 @@ FLOAT_CLASSES = {
 }
 INT_CLASSES = {"ties": ("small_int", "constant"), "zeros": ("zeros", "g_zeros"), "large": ("large", "specials")}
 
-# Where a requirement cannot hold, with the reason (op, family or None for all, dtype, requirement).
-EXEMPT = {
-    ("AvgPool2dBackward", "ascend910", "float32", "values"):
-        "910's fp32 path computes in FP16 (cubeMathType 1/2 only): exact only on small integers (spec F)",
-    ("AvgPool2dBackward", "ascend310p", "float32", "values"):
-        "310P's fp32 path computes in FP16 (cubeMathType 1/2 only): exact only on small integers (spec F)",
-}
-
-
 @dataclass(frozen=True)
 class Gap:
     op: str
@@ -60,14 +51,9 @@ class Gap:
         return f"{self.op} on {self.family}, {self.dtype}: no default-tier case {self.what}"
 
 
-def _spatial(case: Case) -> int:
-    """Spatial dims of the op: 3 for the 3-D ops (their 4-D form is (C|N, D, H, W)), else 2."""
-    return 3 if "3d" in case.op.name else 2
-
-
 def planes(case: Case) -> tuple[int, int]:
     """(number of planes, elements per plane) of the case's self shape."""
-    k = _spatial(case)
+    k = case.op.spatial_rank
     plane = math.prod(case.shape[-k:])
     return (math.prod(case.shape[:-k]) if plane else 0), plane
 
@@ -100,12 +86,12 @@ def gaps(loaded: traceability.Loaded) -> list[Gap]:
             run = runnable(cases, fam)
             for dt in sorted({c.dtype for c in run}):
                 mine = [c for c in run if c.dtype == dt]
-                found += _dtype_gaps(op.name, fam, dt, mine)
+                found += _dtype_gaps(op, fam, dt, mine)
     return found
 
 
-def _dtype_gaps(op: str, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
-    out = []
+def _dtype_gaps(spec, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
+    op, out = spec.name, []
     seen_layouts = set().union(*(_layouts(c) for c in cases))
     for lay in LAYOUTS:
         if lay not in seen_layouts:
@@ -113,7 +99,7 @@ def _dtype_gaps(op: str, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
     if not any(spans_tiles_and_cores(c) for c in cases):
         out.append(Gap(op, fam, dt, f"with more than {AI_CORES} planes (not a multiple of {AI_CORES}) of more "
                                     f"than {TILE_ELEMENTS} elements (not a multiple of it, odd width)"))
-    if (op, fam, dt, "values") not in EXEMPT:
+    if not spec.exempt(fam, dt, "values"):
         names = {c.values.name for c in cases}
         for cls, dists in (INT_CLASSES if _is_int(dt) else FLOAT_CLASSES).items():
             if not names & set(dists):
@@ -140,7 +126,8 @@ def render(loaded: traceability.Loaded) -> str:
         lines.append(f"| {op} | {fam} | {dt} | {lay} | {val} | {n} |")
     missing = gaps(loaded)
     lines += ["", "## Coverage gaps", ""] + ([f"- {g}" for g in missing] or ["- none"])
-    lines += ["", "## Exemptions", ""] + [f"- {' '.join(k)}: {why}" for k, why in EXEMPT.items()]
+    lines += ["", "## Exemptions", ""] + [f"- {op.name} {e.family} {e.dtype} {e.requirement}: {e.why}"
+                                          for op, _ in loaded for e in op.coverage_exemptions]
     lines += ["", traceability.render(loaded, FAMILIES)]
     lines += ["", "## Size limits (section B): real-sized cases over and at each limit", "",
               size_limits.render(loaded)]

@@ -45,8 +45,8 @@ class AxisGap:
 
 
 def spatial_rank(op: OpSpec) -> int:
-    """2 for the 2-D pools, 3 for the 3-D ones (the op names say which)."""
-    return 3 if "3d" in op.name.lower() else 2
+    """The dims the op pools over (its case file's `spatial_rank`)."""
+    return op.spatial_rank
 
 
 def dim_names(op: OpSpec, rank: int) -> tuple[str, ...]:
