@@ -21,24 +21,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from . import per_axis, size_limits, traceability
 from ..core.families import FAMILIES
 from ..model import LAYOUTS, Case
-
-TILE_ELEMENTS = 256     # a plane larger than this spans more than one kernel tile
-AI_CORES = 48           # the AI cores of a 950 / 910B: more planes than this reach every core
-
-# Value classes, each satisfied by any of the named distributions (presets in model/distributions.py).
-FLOAT_CLASSES = {
-    "ties": ("small_int", "constant"),
-    "zeros": ("zeros", "g_zeros"),
-    "-0.0": ("neg_zero",),
-    "subnormal": ("subnormal", "g_subnormal"),
-    "large": ("large",),
-    "specials in gradOutput": ("g_specials", "specials"),
-    "specials in self": ("x_specials", "specials"),
-}
-INT_CLASSES = {"ties": ("small_int", "constant"), "zeros": ("zeros", "g_zeros"), "large": ("large", "specials")}
+from .requirements import AI_CORES, FLOAT_CLASSES, INT_CLASSES, TILE_ELEMENTS
 
 @dataclass(frozen=True)
 class Gap:
@@ -142,7 +130,16 @@ def main(argv=None) -> int:
                                  description="Coverage counts, gaps and the traceability table of every family.")
     ap.add_argument("--out", help="write the markdown here instead of stdout")
     ap.add_argument("--cases", default=str(traceability.CASES_DIR), help="directory of case files (default: cases/)")
+    ap.add_argument("--scaffold", metavar="CASE_FILE",
+                    help="a new operator's case file holding only its header: write the groups the gates demand "
+                         "below it (harness/audit/scaffold.py), TODOs where a person must decide")
+    ap.add_argument("--dtypes", default="float32,float16", help="with --scaffold: the data dtypes the op accepts")
+    ap.add_argument("--index-dtypes", default="", help="with --scaffold: the index dtypes (ops with indices)")
+    ap.add_argument("--shape", default="", help="with --scaffold: a valid call's shape, e.g. 2,3,9,9")
+    ap.add_argument("--attrs", default="", help="with --scaffold: a valid call's attributes (YAML/JSON mapping)")
     args = ap.parse_args(argv)
+    if args.scaffold:
+        return _scaffold(args)
     loaded = traceability.load_all(args.cases)
     text = render(loaded)
     if args.out:
@@ -154,6 +151,24 @@ def main(argv=None) -> int:
     if missing:
         print(f"{len(missing)} coverage gap(s); see the report", file=sys.stderr)
     return 1 if missing else 0
+
+
+def _scaffold(args) -> int:
+    from . import scaffold
+    try:
+        attrs = yaml.safe_load(args.attrs) if args.attrs else None
+        if attrs is not None and not isinstance(attrs, dict):
+            raise ValueError(f"--attrs: a mapping of attribute names to values, got {args.attrs!r}")
+        scaffold.scaffold_file(Path(args.scaffold), [d for d in args.dtypes.split(",") if d],
+                               [d for d in args.index_dtypes.split(",") if d] or None,
+                               [int(d) for d in args.shape.split(",") if d] or None, attrs)
+    except (OSError, ValueError, yaml.YAMLError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    todo = Path(args.scaffold).read_text(encoding="utf-8").count("# TODO")
+    print(f"{args.scaffold}: groups written ({todo} TODO); `python -m harness.audit.coverage --cases "
+          f"{Path(args.scaffold).parent}` lists what is still missing")
+    return 0
 
 
 if __name__ == "__main__":

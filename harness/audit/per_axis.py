@@ -79,7 +79,11 @@ class _BaseShapes:
         key = (case.op.name, case.group, case.shape, case.dtype, case.index_dtype, repr(sorted(case.attrs.items())),
                repr(sorted(case.formats.items())))
         if key not in self._seen:
-            prepared = inputs.prepare(case)
+            try:
+                prepared = inputs.prepare(case)
+            except ValueError:      # a base the golden cannot prepare (a run says so): no axis to count
+                self._seen[key] = {}
+                return self._seen[key]
             shapes = {k: tuple(v.shape) for k, v in prepared.items() if hasattr(v, "shape")}
             out_shape = shapes.get(case.op.output_like, tuple(case.shape))
             shapes.update({p.name: out_shape for p in case.op.params if p.output and p.type == "tensor"})
