@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 
 
+import pytest
+
 from harness.audit import coverage, traceability
 from harness.core.families import FAMILIES
+
+pytestmark = pytest.mark.loops_over_ops
 
 
 def test_no_coverage_gap(loaded):

@@ -16,6 +16,8 @@ import torch
 import golden
 from golden import _common
 
+pytestmark = pytest.mark.loops_over_ops
+
 OPS = golden.available()
 N_REF = 300        # configs per op compared with the loop reference
 N_AUTOGRAD = 50    # configs per op compared with torch autograd

@@ -15,6 +15,8 @@ import yaml
 from harness.audit import coverage, per_axis, size_limits, traceability
 from harness.core.families import FAMILIES
 
+pytestmark = pytest.mark.loops_over_ops
+
 REPO = Path(__file__).resolve().parents[1]
 OPS = sorted(p.stem for p in (REPO / "cases").glob("*.yaml"))
 

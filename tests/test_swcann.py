@@ -91,6 +91,7 @@ def _registered_ops() -> set[str]:
     return {f"aclnn{op.name}{suffix}" for op, _ in traceability.load_all() for suffix in ("", "GetWorkspaceSize")}
 
 
+@pytest.mark.loops_over_ops
 def test_exports_only_api(root):
     """Each library exports the API and nothing internal; libopapi_nn exactly the entry points of the
     registered operators (a header of ours is optional: a header a real CANN ships, when there is one,
@@ -115,6 +116,7 @@ def test_exports_only_api(root):
                           f"registered but not exported: {sorted(ops - opapi)}")
 
 
+@pytest.mark.loops_over_ops
 def test_each_op_source_includes_its_own_header():
     """An op source that has a header (the in-tree ops mirror the headers a CANN ships) includes it,
     so the compiler checks every definition against its declaration. A header is optional: an op
