@@ -234,7 +234,7 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
                         deviation=facts.get("deviation"), backend=props.get("backend", ""), baseline=ctx.baseline)
     verdict = outcome.verdict
     rec = {
-        "schema": SCHEMA, **facts,
+        "schema": SCHEMA, "nodeid": None, **facts,
         "family": outcome.family or props.get("family") or "", "soc_name": props.get("soc_name", ""),
         "cann_version": props.get("backend_version", ""),
         "status": decision.status.value, "raw_status": raw.value, "reason": decision.reason,
