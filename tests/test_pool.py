@@ -3,7 +3,6 @@ the same verdicts as one worker, each worker's faults its own, every deadline ke
 another worker's case is awaited, and a lost device costing only its own worker."""
 from __future__ import annotations
 
-import json
 import time
 
 import pytest

@@ -3,7 +3,6 @@ target (SIMULATED or HARDWARE, library, SoC), what a resumed run will redo, and 
 (failures with their repro lines, the per-operator table, the gate's verdict, where the reports are)."""
 from __future__ import annotations
 
-import pytest
 
 from .. import backends
 from ..backends.base import banner
