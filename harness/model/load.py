@@ -70,8 +70,9 @@ def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
 
 
 def _checks(w: Where, doc, fams) -> tuple[Check, ...]:
-    checks = tuple(Check(c["id"], c["what"], w.families(f"checks.{i}.families", c.get("families", fams)),
+    checks = tuple(Check(c["id"], c["what"],
                          None if c.get("status") is None else w.status_value(f"checks.{i}.status", c["status"]),
+                         w.families(f"checks.{i}.families", c.get("families", fams)),
                          c.get("untestable"), Limit(**c["limit"]) if c.get("limit") else None,
                          tuple(c.get("axes") or ()), c.get("boundary"))
                    for i, c in enumerate(doc.get("checks") or []))

@@ -49,10 +49,11 @@ class Limit:
 
 @dataclass(frozen=True)
 class Check:
+    """One section-B check of the op, as its case file's `checks:` lists it."""
     id: str
     what: str
-    families: tuple[str, ...]
-    status: int | None
+    status: int | None              # what it returns when it fails (None: no status to assert)
+    families: tuple[str, ...]       # where it runs
     untestable: str | None
     limit: Limit | None = None
     axes: tuple[str, ...] = ()      # axes the check examines one by one (N, C, D, H, W)
