@@ -161,8 +161,8 @@ class CaseFileErrorItem(pytest.Item):
 
 @functools.lru_cache(maxsize=None)
 def _mark(name: str):
-    """The marker, made once: looking a marker up by name (pytest.mark's __getattr__) was half of
-    collecting a 4,000-case selection."""
+    """The marker, made once: looking a marker up by name (pytest.mark's __getattr__) for every item
+    dominated collecting a large selection (benchmarks/NOTES.md)."""
     return getattr(pytest.mark, name)
 
 

@@ -80,7 +80,7 @@ class Output:
 
 def pytest_configure(config):
     """A case runs in its case worker, never in this process, so pytest's log capture has nothing to
-    capture here; setting its handlers up and down around every phase of every item was the largest
-    per-case cost of a run. Case runs go without it."""
+    capture here, and setting its handlers up and down around every phase of every item is a per-case
+    cost with nothing in return (benchmarks/NOTES.md). Case runs go without it."""
     if runs_cases(config):
         config.pluginmanager.set_blocked("logging-plugin")   # unregisters it, or keeps it from registering

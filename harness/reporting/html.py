@@ -89,8 +89,8 @@ _TEMPLATE = "report.html.j2"
 
 
 def prepare() -> None:
-    """Compile the template now, in a background thread (jinja keeps it): compiling took a tenth of
-    a second at the end of every run, after the last case, where nothing else overlaps it."""
+    """Compile the template now, in a background thread (jinja keeps it), so the compile overlaps the
+    cases instead of delaying the end of the run, where nothing overlaps it (benchmarks/NOTES.md)."""
     def compile_template():
         try:
             _ENV.get_template(_TEMPLATE)

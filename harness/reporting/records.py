@@ -165,8 +165,8 @@ def write_manifest(directory: Path, selected: list[dict], assigned: list[dict], 
     runs (each {case_id, nodeid}), and the identity the command line asked for (backend, family)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    # one case per line: readable and diffable, and encoded by json's C encoder (indent= falls
-    # back to the pure-Python one: 0.1 s for a 3,000-case run, before its first case)
+    # one case per line: readable and diffable, and encoded by json's C encoder (indent= falls back
+    # to the pure-Python one, which a large run would pay before its first case: benchmarks/NOTES.md)
     def cases(entries: list[dict]) -> str:
         return "[\n  " + ",\n  ".join(json.dumps(e) for e in entries) + "\n ]" if entries else "[]"
     text = (f'{{\n "shard": {json.dumps(list(shard) if shard else None)},\n "requested": {json.dumps(requested)},\n'
@@ -187,7 +187,7 @@ SCHEMA = 2       # the record layout (record.schema.json); records without the k
 
 # What every record says about what produced it. The backend's other properties (its environment,
 # every library path, how set_env.sh was applied, ...) belong to the run: summary.json's
-# "properties". Repeated in each record they were 40 % of results.jsonl.
+# "properties" (repeated in each record they would be a large share of results.jsonl: benchmarks/NOTES.md).
 RECORD_IDENTITY = ("backend", "library", "device", "soc_name", "family", "simulated", "backend_version",
                    "software_cann", "root", "opapi", "timing")
 
