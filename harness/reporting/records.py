@@ -53,11 +53,8 @@ def backend_of(rec: dict) -> str:
 
 
 def dtype_of(rec: dict) -> str:
-    """The case's data dtype; older records only have it as the first id parameter."""
-    if rec.get("dtype"):
-        return rec["dtype"]
-    cid = rec.get("case_id", "")
-    return cid.split("[", 1)[1].split("-", 1)[0].rstrip("]") if "[" in cid else "?"
+    """The case's data dtype (a record of a case the run knew nothing of has none: '?')."""
+    return rec.get("dtype") or "?"
 
 
 # ------------------------------------------------------------------ metrics against thresholds
