@@ -12,7 +12,8 @@ classifies every case that did not pass:
                  check the library's message names)
     WRONG_CHECK  the expected status, raised by another check; detail = the expected check
     RUNTIME      phase 2 or the stream sync failed; detail = the status code (507015)
-    OUTSIDE_VIEW the library wrote into the gaps of a strided output
+    OUTSIDE_VIEW the library changed an output's guard bytes (before its view, in its stride gaps,
+                 after its tail)
     INPUT_WRITTEN the library changed an input's device buffer (aclnn inputs are const); detail =
                  the input's name
     WORKSPACE_OVERRUN the library stored past the workspace phase 1 asked for (guard bytes changed)
