@@ -1,4 +1,5 @@
-"""Guards that compare exact bytes (harness/inputs/guard.py).
+"""Guards that compare exact bytes (harness/inputs/guard.py) and dump names that never collide
+(harness/judge/arrays.py).
 
 A library that stores NaN, 0xFF garbage or zeros into memory it does not own must be caught
 whatever the bytes: every byte outside an output's view (before it, in its stride gaps, after its
@@ -24,7 +25,7 @@ from harness.audit import faultscore
 from harness.backends.torch_backend import TorchBackend
 from harness.core.status import Status
 from harness.inputs import guard
-from harness.judge import reasons, runner
+from harness.judge import arrays, reasons, runner
 from harness.operators import load_case_file
 from tests import swenv
 from tests.test_binding import FAMILY as IN_PROCESS, needs_swcann
@@ -256,3 +257,21 @@ def test_the_libraries_workspace_overrun_is_located_byte_exactly(swcann_root):
     assert got["status"] == "FAIL", got
     assert got["reason"].startswith(f"{reasons.WORKSPACE_OVERRUN}: "), got
     assert f": {guard.WORKSPACE_TAIL} at byte " in got["reason"] and ", expected " in got["reason"], got
+
+
+# ---------------------------------------------------------------- names that never collide
+
+def test_two_ids_sharing_their_first_300_characters_get_two_files(tmp_path):
+    common = "AvgPool2dBackward.long[" + "x" * 300
+    first, second = common + "-a]", common + "-b]"
+    names = {arrays.file_name(first), arrays.file_name(second)}
+    assert len(names) == 2 and all(len(n.encode()) <= 200 and n.startswith("AvgPool2dBackward.long_x") for n in names)
+    for cid, value in ((first, 1.0), (second, 2.0)):
+        arrays.write_arrays(tmp_path, cid, {"actual": {"out": torch.full((2,), value)}})
+    files = sorted(tmp_path.glob("*.npz"))
+    assert len(files) == 2
+    assert sorted(float(np.load(f)["actual.out"][0]) for f in files) == [1.0, 2.0]
+
+
+def test_ids_that_differ_only_in_replaced_characters_get_two_files():
+    assert arrays.file_name("Op.g[a b]") != arrays.file_name("Op.g[a/b]")
