@@ -1,5 +1,5 @@
-"""Guards that compare exact bytes (harness/inputs/guard.py) and dump names that never collide
-(harness/judge/arrays.py).
+"""Guards that compare exact bytes (harness/inputs/guard.py), dump names that never collide
+(harness/judge/arrays.py), and a leak check through aclrtGetMemInfo (harness/acl/meminfo.py).
 
 A library that stores NaN, 0xFF garbage or zeros into memory it does not own must be caught
 whatever the bytes: every byte outside an output's view (before it, in its stride gaps, after its
@@ -7,6 +7,7 @@ tail) and after the workspace holds a per-case pattern, compared byte for byte a
 """
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import json
 import os
@@ -20,6 +21,7 @@ import pytest
 import torch
 
 from harness import inputs
+from harness.acl import abi, meminfo
 from harness.acl.objects import alloc_size
 from harness.audit import faultscore
 from harness.backends.torch_backend import TorchBackend
@@ -275,3 +277,106 @@ def test_two_ids_sharing_their_first_300_characters_get_two_files(tmp_path):
 
 def test_ids_that_differ_only_in_replaced_characters_get_two_files():
     assert arrays.file_name("Op.g[a b]") != arrays.file_name("Op.g[a/b]")
+
+
+# ---------------------------------------------------------------- the leak check a real CANN allows
+
+class _Runtime:
+    """aclrtGetMemInfo answering the free memory the test scripts, one reading per call."""
+
+    def __init__(self, readings, refuse=()):
+        self.readings, self.refuse, self.syncs = list(readings), refuse, 0
+
+    def aclrtGetMemInfo(self, attr, free, total):
+        if attr in self.refuse:
+            return abi.ACL_ERROR_INVALID_PARAM
+        free._obj.value, total._obj.value = self.readings.pop(0), 64 << 30
+        return abi.ACL_SUCCESS
+
+
+def _watch(readings, refuse=()):
+    rt = _Runtime(readings, refuse)
+    watch = meminfo.MemoryWatch(SimpleNamespace(runtime=rt), lambda: setattr(rt, "syncs", rt.syncs + 1))
+    return watch, rt
+
+
+GiB, MiB = 1 << 30, 1 << 20
+
+
+def test_memory_given_back_after_the_sync_is_no_leak():
+    # the probe of the memory type, the baseline, after the case, after the sync
+    watch, rt = _watch([40 * GiB, 40 * GiB, 40 * GiB - 8 * MiB, 40 * GiB])
+    assert watch.after_case() is None and rt.syncs == 1
+
+
+def test_memory_still_missing_after_the_sync_is_a_leak_in_bytes():
+    watch, rt = _watch([40 * GiB, 40 * GiB, 40 * GiB - 8 * MiB, 40 * GiB - 3 * MiB, 40 * GiB - 3 * MiB])
+    said = watch.after_case()
+    assert said.startswith(f"{meminfo.NOT_RETURNED}: {3 * MiB} bytes less free after the case") and rt.syncs == 1
+    assert f"{8 * MiB} bytes at the first reading" in said and "ACL_HBM_MEM" in said
+    assert watch.after_case() is None       # reported once, at the case that caused it
+
+
+def test_a_drop_within_the_tolerance_is_not_read_twice():
+    watch, rt = _watch([40 * GiB, 40 * GiB, 40 * GiB - meminfo.TOLERANCE])
+    assert watch.after_case() is None and rt.syncs == 0
+
+
+def test_a_kernels_first_launch_moves_the_baseline_only():
+    watch, _ = _watch([40 * GiB, 40 * GiB, 40 * GiB - 8 * MiB, 40 * GiB - 8 * MiB, 40 * GiB - 8 * MiB])
+    assert watch.after_case(first_launch=True) is None
+    assert watch.after_case() is None
+
+
+def test_a_device_without_hbm_is_read_through_ddr_and_one_without_the_call_is_said_to_be_off():
+    watch, _ = _watch([8 * GiB, 8 * GiB], refuse=(abi.ACL_HBM_MEM,))
+    assert watch.attr == "ACL_DDR_MEM" and "ACL_DDR_MEM" in watch.describe()
+    off = meminfo.MemoryWatch(SimpleNamespace(runtime=SimpleNamespace()), lambda: None)
+    assert off.describe().startswith("off:") and off.after_case() is None
+
+
+def test_the_memory_types_are_the_specs():
+    spec = REPO.parent / "shared" / "spec" / "acl_abi.md"
+    if not spec.is_file():
+        pytest.skip(f"spec not found at {spec}")
+    from tests.test_acl_abi import _bullet, _prose_enum, _section
+    doc = _prose_enum(_bullet(_section(spec.read_text(), "3.3 Other enums"), "aclrtMemAttr"), "ACL_")
+    assert abi.MEM_ATTRS == doc
+
+
+LEAKING_RUN = r"""
+import dataclasses, json, sys
+from types import SimpleNamespace
+from harness.backends.aclnn import AclnnBackend
+from harness.operators import load_case_file
+from harness.judge.runner import run_case
+_, cases = load_case_file(sys.argv[1])
+base = next(c for c in cases if c.group == "divisible" and c.index_dtype == "int64" and c.dtype == "float32"
+            and c.kind == "valid" and set(c.layouts.values()) == {"contiguous"})
+# indices of 2x16x128x128 int64: the cast's INT32 buffer is 2 MiB, over the default tolerance
+case = dataclasses.replace(base, name="leak_probe[float32-int64-2x16x256x256-os128x128]", shape=(2, 16, 256, 256),
+                           attrs={"outputSize": [128, 128]})
+b = AclnnBackend(SimpleNamespace(device=None, family=None, no_sw_fallback=False, deterministic=False, worker=None))
+b._baseline = None          # the software CANN's own counters off: only aclrtGetMemInfo is read
+runs = [run_case(case, b, b.info.family) for _ in range(3)]
+print(json.dumps({"runs": [[o.raw.value, o.reason, o.problems] for o in runs],
+                  "check": b.info.details["leak_check_meminfo"]}))
+"""
+
+
+@needs_swcann
+@pytest.mark.parametrize("faults", ["leak_cast_buffer", ""])
+def test_a_device_memory_leak_is_caught_through_aclrtGetMemInfo_alone(swcann_root, faults):
+    """leak_cast_buffer: every call leaks the 2 MiB device buffer of the indices' INT32 cast. The first
+    launch of the kernel only sets the baseline; each later case is caught, with its bytes."""
+    got = _in_subprocess(LEAKING_RUN, swcann_root, faults, REPO / "cases" / "adaptive_max_pool2d_backward.yaml")
+    assert got["check"].startswith("aclrtGetMemInfo(ACL_HBM_MEM)"), got["check"]
+    statuses = [run[0] for run in got["runs"]]
+    if not faults:
+        assert statuses == ["PASS"] * 3, got
+        return
+    assert statuses == ["PASS", "FAIL", "FAIL"], got
+    for status, reason, problems in got["runs"][1:]:
+        assert problems == [reason] and reason.startswith(f"{meminfo.NOT_RETURNED}: {2 * MiB} bytes less free"), reason
+        assert "software CANN reports" not in reason
+        assert faultscore.classify({"case_id": "x", "status": "FAIL", "reason": reason, "problems": problems}).cls == "LEAK"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..core import dtypes, families
 from ..target import discovery as environment
-from ..acl import abi, loader, runtime, setenv
+from ..acl import abi, loader, meminfo, runtime, setenv
 from ..acl.objects import CaseObjects, alloc_size
 from ..core.errors import HarnessConfigError
 from ..model import OpDescriptor
@@ -85,6 +85,10 @@ class AclnnBackend:
             if not shared:
                 runtime.close_session()     # leave the process as we found it
             raise
+        # the leak check a real CANN allows too: free device memory before and after each case
+        self._memory = meminfo.MemoryWatch(libs, lambda: libs.runtime.aclrtSynchronizeStream(self.session.stream))
+        self._launched: set[tuple] = set()  # (op, tensor dtypes) launched in this process: kernels loaded
+        self._first_launch = False          # the current case launched a kernel for the first time
         self.info = BackendInfo("aclnn", str(libs.pooling_library), f"npu:{self.session.device_id}",
                                 self.session.soc_name, family, simulated=software,
                                 version=loader.cann_version(libs.root), details=self._details(found, fallback))
@@ -107,12 +111,17 @@ class AclnnBackend:
         self.session.ensure_thread()
         runtime.recent_error(self.libs)   # drain, so a failure below reports only its own text
         outputs = {a.name: a.value for a in args if a.kind == "tensor" and a.is_output and a.value is not None}
+        kernel = (op.aclnn, tuple(a.dtype for a in args if a.kind == "tensor"))
         objs = CaseObjects(self.libs)
         try:
             with objs:              # releases every object on every path, in reverse order
-                return self._run(objs, phase1, phase2, args, outputs, null_out, relaunch)
+                result = self._run(objs, phase1, phase2, args, outputs, null_out, relaunch)
         finally:
             self._pending_problems += [f"release failed: {p}" for p in objs.problems]
+        if result.phase2_status is not None:
+            self._first_launch = self._first_launch or kernel not in self._launched
+            self._launched.add(kernel)
+        return result
 
     def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, null_out=frozenset(),
              relaunch: bool = False) -> RunResult:
@@ -201,6 +210,14 @@ class AclnnBackend:
 
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []
+        problems += self._counted_leaks()
+        leak = self._memory.after_case(self._first_launch)
+        self._first_launch = False
+        return problems + ([leak] if leak else [])
+
+    def _counted_leaks(self) -> list[str]:
+        """What the software CANN's own counters (swcannGetStats) say the case left alive."""
+        problems: list[str] = []
         if self._baseline is None:
             return problems
         now = self._live_counts()
@@ -219,6 +236,7 @@ class AclnnBackend:
         """After a runtime error: a clean device in this process. Returns what was done;
         raises (AclCallError, HarnessConfigError) when the device cannot be recovered."""
         self.session.reset()
+        self._memory.rebase()       # a reset frees the device's memory: the next case starts from here
         return f"aclrtResetDevice({self.session.device_id}) + aclrtSetDevice({self.session.device_id})"
 
     def close(self) -> None:
@@ -231,7 +249,7 @@ class AclnnBackend:
         details = {**libs.paths(), "root_source": found.source, "software_cann": software,
                    # only the software CANN names the failed check ("check B9 failed") in its messages
                    "names_checks": software, "deterministic": self.session.deterministic, "relaunch": self.relaunch_all,
-                   "device_count": self.session.device_count,
+                   "device_count": self.session.device_count, "leak_check_meminfo": self._memory.describe(),
                    "ASCEND_OPP_PATH": os.environ.get("ASCEND_OPP_PATH")}
         details.update(setenv.facts(libs.root))            # which set_env.sh, how applied, the variables
         details.update({f"deterministic_{scope}": value
