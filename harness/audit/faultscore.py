@@ -7,12 +7,14 @@ classifies every case that did not pass:
 
     CRASH        the case worker died (record `signal`: SIGSEGV, SIGABRT)
     TIMEOUT      no result before the case deadline
-    LEAK         the library reported live objects or allocations after the case
+    LEAK         the library reported live objects or allocations after the case, or the device had
+                 less free memory after it than before (aclrtGetMemInfo)
     STATUS       phase-1 status differs from the case file's; detail = the check (`[B9]`, or the
                  check the library's message names)
     WRONG_CHECK  the expected status, raised by another check; detail = the expected check
     RUNTIME      phase 2 or the stream sync failed; detail = the status code (507015)
-    OUTSIDE_VIEW the library wrote into the gaps of a strided output
+    OUTSIDE_VIEW the library changed an output's guard bytes (before its view, in its stride gaps,
+                 after its tail)
     INPUT_WRITTEN the library changed an input's device buffer (aclnn inputs are const); detail =
                  the input's name
     WORKSPACE_OVERRUN the library stored past the workspace phase 1 asked for (guard bytes changed)
@@ -172,6 +174,9 @@ FAULTS: tuple[Fault, ...] = (
     # ---- resource-level
     Fault("leak_cast_tensor", "resource", AMP, "adaptive and divisible and int64 and float32 and 2x3x8x12",
           "LEAK", None, "the INT32 cast view of INT64 indices (an aclTensor) is never destroyed"),
+    # device memory: seen by the software CANN's counters and by aclrtGetMemInfo, as on hardware
+    Fault("leak_cast_buffer", "resource", AMP, "adaptive and divisible and int64 and float32 and 2x3x8x12",
+          "LEAK", None, "the device buffer of the INT32 cast of INT64 indices is never freed"),
     Fault("use_after_free", "resource", MP2, "max_pool2d and fp32_windows and 2x3x9x9 and ks3x3 and contiguous-uniform",
           "RUNTIME", "507015", "the kernel's scratch block is freed before the kernel reads it"),
     # read back after phase 2: every input's device buffer must hold the bytes uploaded
@@ -244,7 +249,7 @@ def classify(record: dict, baseline: dict | None = None) -> Finding:
     if status is Status.PASS:
         return _timing(record, baseline) or Finding(cid, "PASS")
     problems = "; ".join(record.get("problems") or [])
-    if "live object" in problems or "live device allocation" in problems:
+    if "live object" in problems or "live device allocation" in problems or reasons.MEMORY_NOT_RETURNED in problems:
         return Finding(cid, "LEAK", None, problems)
     if reason.startswith("phase-1 status"):
         return Finding(cid, "STATUS", _check_of(record), reason[:300])

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..core import dtypes, families
 from ..target import discovery as environment
-from ..acl import abi, loader, runtime, setenv
+from ..acl import abi, loader, meminfo, runtime, setenv
 from ..acl.objects import CaseObjects, alloc_size
 from ..core.errors import HarnessConfigError
 from ..model import OpDescriptor
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 SWCANN_WARNING = "SOFTWARE CANN: results are simulated, not hardware"
 WORKSPACE_FILL = 0xFF       # every byte of the workspace before phase 2: NaN in fp32, fp16 and bf16
 # Guard bytes after the workspace, from its 32-byte-rounded end (a kernel storing whole 32-byte
-# blocks may touch the rounding, which every allocator gives): a store beyond is an overrun
+# blocks may touch the rounding, which every allocator gives): a store beyond is an overrun. They
+# hold the case's exact guard pattern (harness/inputs/guard.py), compared byte for byte
 WORKSPACE_GUARD = 256
 _warned = False
 
@@ -84,6 +85,10 @@ class AclnnBackend:
             if not shared:
                 runtime.close_session()     # leave the process as we found it
             raise
+        # the leak check a real CANN allows too: free device memory before and after each case
+        self._memory = meminfo.MemoryWatch(libs, lambda: libs.runtime.aclrtSynchronizeStream(self.session.stream))
+        self._launched: set[tuple] = set()  # (op, tensor dtypes) launched in this process: kernels loaded
+        self._first_launch = False          # the current case launched a kernel for the first time
         self.info = BackendInfo("aclnn", str(libs.pooling_library), f"npu:{self.session.device_id}",
                                 self.session.soc_name, family, simulated=software,
                                 version=loader.cann_version(libs.root), details=self._details(found, fallback))
@@ -106,12 +111,17 @@ class AclnnBackend:
         self.session.ensure_thread()
         runtime.recent_error(self.libs)   # drain, so a failure below reports only its own text
         outputs = {a.name: a.value for a in args if a.kind == "tensor" and a.is_output and a.value is not None}
+        kernel = (op.aclnn, tuple(a.dtype for a in args if a.kind == "tensor"))
         objs = CaseObjects(self.libs)
         try:
             with objs:              # releases every object on every path, in reverse order
-                return self._run(objs, phase1, phase2, args, outputs, null_out, relaunch)
+                result = self._run(objs, phase1, phase2, args, outputs, null_out, relaunch)
         finally:
             self._pending_problems += [f"release failed: {p}" for p in objs.problems]
+        if result.phase2_status is not None:
+            self._first_launch = self._first_launch or kernel not in self._launched
+            self._launched.add(kernel)
+        return result
 
     def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, null_out=frozenset(),
              relaunch: bool = False) -> RunResult:
@@ -159,17 +169,15 @@ class AclnnBackend:
                 raise
             fresh = {name: outputs[name].storage.clone() for name in device_out}   # what each launch starts from
         workspace, guard_at = None, alloc_size(workspace_size.value)
+        tail = _workspace_guard(outputs)
         if workspace_size.value > 0:
             try:
-                # a kernel that sums into workspace it never cleared then fails visibly, whatever the
-                # allocator hands out (fresh device memory is often zero, which would hide it;
-                # torch_npu's caching allocator returns old data)
-                workspace = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
+                workspace = _guarded_workspace(objs, guard_at, tail)
             except runtime.AclCallError:
                 if not relaunch:
                     objs.unused_executor(executor.value)
                 raise
-        launch = _Launch(self, objs, phase2, executor.value, workspace_size.value, device_out, device_in)
+        launch = _Launch(self, objs, phase2, executor.value, workspace_size.value, device_out, device_in, tail)
         first = launch.run(status, outputs, timings, workspace)
         if not relaunch or first.runtime_failed:
             return first
@@ -184,7 +192,7 @@ class AclnnBackend:
         again = None
         if workspace is not None:
             objs.fill(workspace, guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
-            again = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
+            again = _guarded_workspace(objs, guard_at, tail)
         first.second = launch.run(status, outputs, {}, again)
         if workspace is not None:
             old = objs.read(workspace, guard_at + WORKSPACE_GUARD)
@@ -202,6 +210,14 @@ class AclnnBackend:
 
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []
+        problems += self._counted_leaks()
+        leak = self._memory.after_case(self._first_launch)
+        self._first_launch = False
+        return problems + ([leak] if leak else [])
+
+    def _counted_leaks(self) -> list[str]:
+        """What the software CANN's own counters (swcannGetStats) say the case left alive."""
+        problems: list[str] = []
         if self._baseline is None:
             return problems
         now = self._live_counts()
@@ -220,6 +236,7 @@ class AclnnBackend:
         """After a runtime error: a clean device in this process. Returns what was done;
         raises (AclCallError, HarnessConfigError) when the device cannot be recovered."""
         self.session.reset()
+        self._memory.rebase()       # a reset frees the device's memory: the next case starts from here
         return f"aclrtResetDevice({self.session.device_id}) + aclrtSetDevice({self.session.device_id})"
 
     def close(self) -> None:
@@ -232,7 +249,7 @@ class AclnnBackend:
         details = {**libs.paths(), "root_source": found.source, "software_cann": software,
                    # only the software CANN names the failed check ("check B9 failed") in its messages
                    "names_checks": software, "deterministic": self.session.deterministic, "relaunch": self.relaunch_all,
-                   "device_count": self.session.device_count,
+                   "device_count": self.session.device_count, "leak_check_meminfo": self._memory.describe(),
                    "ASCEND_OPP_PATH": os.environ.get("ASCEND_OPP_PATH")}
         details.update(setenv.facts(libs.root))            # which set_env.sh, how applied, the variables
         details.update({f"deterministic_{scope}": value
@@ -294,15 +311,35 @@ class AclnnBackend:
         return phase1, phase2
 
 
+def _workspace_guard(outputs: dict):
+    """The pattern of the workspace's tail guard: the case's own, as its outputs' guards are (an
+    argument list built without them gets a fixed one)."""
+    from ..inputs import guard          # torch comes with the inputs layer: never in the pytest process
+    seeded = next((arg.guard for arg in outputs.values() if arg.guard is not None), None)
+    return seeded.sibling("workspace") if seeded is not None else guard.Pattern("workspace")
+
+
+def _guarded_workspace(objs: CaseObjects, guard_at: int, tail) -> int:
+    """A workspace of `guard_at` bytes (its size rounded up) filled with WORKSPACE_FILL, then
+    WORKSPACE_GUARD bytes of the pattern `tail`. The fill makes a kernel that sums into workspace it
+    never cleared fail visibly, whatever the allocator hands out (fresh device memory is often zero,
+    which would hide it; torch_npu's caching allocator returns old data)."""
+    import torch
+    workspace = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
+    objs.upload_into(workspace + guard_at, torch.from_numpy(tail.at(0, WORKSPACE_GUARD).copy()))
+    return workspace
+
+
 class _Launch:
     """Phase 2 of one executor on the case's buffers, then what it did to them: the outputs
     downloaded, inputs read back (const), the workspace's guard bytes checked."""
 
     def __init__(self, backend: AclnnBackend, objs: CaseObjects, phase2, executor: int, workspace_size: int,
-                 device_out: dict, device_in: dict):
+                 device_out: dict, device_in: dict, tail):
         self.backend, self.objs, self.phase2, self.executor = backend, objs, phase2, executor
         self.workspace_size = workspace_size
         self.device_out, self.device_in = device_out, device_in
+        self.tail = tail                # the workspace's guard pattern (_workspace_guard)
 
     def run(self, status: int, outputs: dict, timings: dict, workspace: int | None) -> RunResult:
         """One phase-2 call with `workspace` (its guard bytes follow its rounded end)."""
@@ -318,14 +355,22 @@ class _Launch:
         if sync != 0:
             messages.append(runtime.recent_error(libs))
         written: tuple[str, ...] = ()
-        overrun = 0
+        damage = None
         if p2 == 0 and sync == 0:
             for name, dev in self.device_out.items():
                 objs.download(dev, outputs[name].storage)
             written = tuple(name for name, (dev, storage) in self.device_in.items() if not objs.unchanged(dev, storage))
             if workspace is not None:
-                guard = objs.read(workspace + alloc_size(self.workspace_size), WORKSPACE_GUARD)
-                overrun = len(guard) - guard.count(WORKSPACE_FILL)
+                damage = self._tail_damage(workspace)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
         return RunResult(status, message, p2, sync, outputs, timings, workspace_size=self.workspace_size,
-                         launch_s=launch_s, launches=launches, inputs_written=written, workspace_overrun=overrun)
+                         launch_s=launch_s, launches=launches, inputs_written=written,
+                         workspace_overrun=damage.changed if damage else 0, workspace_damage=str(damage or ""))
+
+    def _tail_damage(self, workspace: int):
+        """The first byte of the workspace's tail guard the launch changed (guard.Damage), or None."""
+        import numpy as np
+        from ..inputs import guard
+        at = alloc_size(self.workspace_size)
+        found = np.frombuffer(self.objs.read(workspace + at, WORKSPACE_GUARD), dtype=np.uint8)
+        return guard.first_change(guard.WORKSPACE_TAIL, found, self.tail.at(0, WORKSPACE_GUARD), at)

@@ -26,6 +26,7 @@ class RunResult:
     inputs_written: tuple[str, ...] = ()  # input tensors whose device buffer phase 2 changed (an
                                           # aclnn input is const: a kernel using it as scratch is a bug)
     workspace_overrun: int = 0            # guard bytes after the workspace that phase 2 changed
+    workspace_damage: str = ""            # the first of them: offset, bytes found and expected (guard.Damage)
     second: RunResult | None = None       # run(relaunch=True): the repeatable executor's second launch
     stale_workspace: int = 0              # a second launch: bytes of the first launch's workspace it changed
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 
 from .. import inputs as inputs_mod
+from ..inputs import guard
 from ..backends.base import Backend, BackendInfo
 from ..core.status import Status
 from ..model import Case
@@ -18,12 +19,13 @@ from .outcome import Outcome
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 
 
-def _untouched_outside_view(arg) -> bool:
-    """Elements of a strided output buffer that are not part of its view must keep the poison."""
-    mask = ~arg.covered()
-    if not mask.any():
-        return True
-    return bool(inputs_mod.is_poison(arg.storage[mask]).all())
+def _outside_view_damage(arg, result) -> "guard.Damage | None":
+    """Where a launch changed an output's storage outside its view (the guard bytes before the view,
+    in its stride gaps, after its tail), or None. Only a launch can: a case whose phase 2 never ran,
+    or an unbacked descriptor, has nothing to check."""
+    if arg is None or arg.unbacked or result.phase2_status is None:
+        return None
+    return guard.damage(arg)
 
 
 def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod.GoldenCache | None" = None,
@@ -150,22 +152,26 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
 
 def _launch_broken(case: Case, expected: dict | None, result, clock: _Clock | None = None):
     """What one launch did that a correct one never does, in this order: stored past its workspace,
-    wrote into an input, wrote into an output's strided gaps, failed the comparison with the golden
+    wrote into an input, changed an output's guard bytes outside its view, failed the comparison with the golden
     `expected` (not made when None: a status-only case). Returns (the reason or None, the last
     verdict made or None); the first launch and a repeatable executor's second are held to it alike."""
     if result.workspace_overrun:
         return (f"{reasons.WORKSPACE_OVERRUN}: {result.workspace_overrun} of the guard bytes after the "
-                f"{result.workspace_size} bytes phase 1 asked for changed"), None
+                f"{result.workspace_size} bytes phase 1 asked for changed"
+                + (f": {result.workspace_damage}" if result.workspace_damage else "")), None
     if result.inputs_written:
         return (f"{reasons.WROTE_INTO_INPUT} {', '.join(result.inputs_written)}: its device buffer changed "
                 f"during phase 2 (aclnn inputs are const)"), None
     verdict = None
     for p in case.op.params:
-        if not p.output or expected is None:
+        if not p.output:
+            continue
+        damage = _outside_view_damage(result.outputs.get(p.name), result)
+        if damage is not None:
+            return f"{p.name}: the library {reasons.OUTSIDE_VIEW}: {damage}", verdict
+        if expected is None:
             continue
         arg = result.outputs[p.name]
-        if not _untouched_outside_view(arg):
-            return f"{p.name}: the library {reasons.OUTSIDE_VIEW} (strided gaps changed)", verdict
         verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
         if clock is not None:
             clock.lap("compare")

@@ -33,7 +33,7 @@ def add_options(group) -> None:
                     help="balance shards by recorded durations (a report directory, results.jsonl, or {id: s} JSON)")
     group.addoption("--dump-failures", action="store_true",
                     help="write each failing case's inputs, golden, actual output and metrics to "
-                         "<report-dir>/failures/<case>.npz")
+                         "<report-dir>/failures/<case id prefix>-<hash of the id>.npz")
     group.addoption("--no-html", action="store_true", help="skip report.html (the other reports are still written)")
 
 
