@@ -11,7 +11,11 @@ named while a 1.05x one is not.
 from __future__ import annotations
 
 import copy
+import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,9 +30,11 @@ from harness.core import perfstats
 from harness.core.errors import CaseFileError
 from harness.core.status import Status
 from harness.judge import peak_bandwidth, perf
+from harness.judge.outcome import Outcome
 from harness.judge.runner import run_case
 from harness.operators import load_case_file
-from harness.reporting import perf_baseline
+from harness.reporting import perf_baseline, reruns
+from tests.reporting_fixtures import perf_rec
 from tests.test_binding import FAMILY, needs_swcann
 from tests.test_casefile_errors import BASE
 
@@ -298,3 +304,108 @@ def test_a_timed_launch_that_ran_nothing_fails_the_case(backend, monkeypatch):
     assert out.reason.startswith(perf.FAILED) and "timed launch 8 took 0.0 ms" in out.reason
     assert out.verdict and out.verdict["passed"]                # correctness was judged first, and held
     assert backend.after_case() == []
+
+
+# ---------------------------------------------------------------- re-measurement
+
+def _own_baseline(samples) -> perf_baseline.PerfBaseline:
+    doc = {"kind": "perf", "target": {"backend": "aclnn", "family": "ascend910b"}, "measured": {},
+           "cases": {"A.g[x]": {"timing": "events", "samples_ms": samples}}}
+    return perf_baseline.from_document("p.json", doc)
+
+
+def test_a_flagged_case_is_measured_once_more_and_a_same_one_is_not():
+    fast = [1.0 + 0.001 * i for i in range(30)]
+    slow = [1.5 + 0.001 * i for i in range(30)]
+    record = perf_rec("A.g[x]", slow)
+    outcome = Outcome("A.g[x]", "A", perf=dict(record["perf"]))
+    calls = []
+
+    def again():
+        calls.append(1)
+        return Outcome("A.g[x]", "A", perf={"samples_ms": slow, "stop": "ci"})
+    assert reruns.remeasure(record, outcome, again, _own_baseline(fast))
+    assert calls == [1] and outcome.perf["remeasured_ms"] == slow
+    same = perf_rec("A.g[x]", fast)
+    assert not reruns.remeasure(same, Outcome("A.g[x]", "A", perf=dict(same["perf"])), again, _own_baseline(fast))
+    assert not reruns.remeasure(record, outcome, again, None)       # no perf baseline: nothing to confirm
+    assert calls == [1]
+    failed = Outcome("A.g[x]", "A", perf=dict(record["perf"]))
+    assert reruns.remeasure(record, failed, lambda: Outcome("A.g[x]", "A", Status.FAIL, "boom"), _own_baseline(fast))
+    assert "remeasured_ms" not in failed.perf and failed.perf["remeasured_why"] == "boom"
+
+
+# ---------------------------------------------------------------- the whole path, on the software CANN
+
+def _suite(report_dir: Path, *args, env: dict | None = None, select: str = "") -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "pytest", "cases/", "--backend", "aclnn", "-n", "0", "-q", "-p", "no:cacheprovider",
+           "--soc", "ascend910b", "--report-dir", str(report_dir), "--no-html", *(["-k", select] if select else []),
+           *args]
+    return subprocess.run(cmd, cwd=REPO, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=600)
+
+
+def _records(report_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (report_dir / "results.jsonl").read_text().splitlines() if line.strip()]
+
+
+def _write_baseline(run: Path, out: Path, scale: float = 1.0) -> Path:
+    from harness.reporting.__main__ import main as reporting
+    assert reporting(["baseline", "--perf", str(run), "-o", str(out)]) == 0
+    if scale != 1.0:           # a baseline made faster on purpose: the run is then slower than it
+        doc = json.loads(out.read_text())
+        for entry in doc["cases"].values():
+            entry["samples_ms"] = [x * scale for x in entry["samples_ms"]]
+        out.write_text(json.dumps(doc))
+    return out
+
+
+SMALL = "max_pool2d and fp32_windows and 2x3x9x9 and contiguous and (ks2x2_s2x2_p0x0 or ks3x3_s2x2)"
+
+
+@needs_swcann
+def test_a_perf_run_its_baseline_and_a_gated_run(tmp_path):
+    """--perf records launch times; the run's own baseline passes the gate; a baseline 1/1.5 as
+    slow fails it, with every case re-measured and named as a regression, exit 1."""
+    proc = _suite(tmp_path / "base", "--perf", select=SMALL)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    base = _records(tmp_path / "base")
+    n = len(base)
+    assert n == 3 and all(r["perf"]["timing"] == "cpu_time" for r in base)
+    assert all(r["backend"]["timing"] == "cpu_time" for r in base)
+    summary = json.loads((tmp_path / "base" / "summary.json").read_text())
+    assert summary["performance"]["stopping"]["measured"] == n and summary["identity"]["perf"] is True
+    assert "nothing gated on time" in proc.stdout
+
+    same = _write_baseline(tmp_path / "base", tmp_path / "same.json")
+    proc = _suite(tmp_path / "same", "--perf", "--gate", str(same), select=SMALL)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert f"PERF GATE PASSED ({n} comparison(s)" in proc.stdout
+    assert all(r["perf_gate"][0]["verdict"] != "REGRESSION" for r in _records(tmp_path / "same"))
+
+    faster = _write_baseline(tmp_path / "base", tmp_path / "faster.json", scale=1 / 1.5)
+    proc = _suite(tmp_path / "slow", "--perf", "--gate", str(faster), select=SMALL)
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert f"PERF GATE FAILED: {n} regression(s)" in proc.stdout
+    recs = _records(tmp_path / "slow")
+    assert all(r["status"] == "PASS" and r["perf"]["remeasured_ms"] for r in recs)
+    assert all(r["perf_gate"][0]["verdict"] == "REGRESSION" and r["perf_gate"][0]["remeasured"]["verdict"]
+               == "REGRESSION" for r in recs)
+    assert all(f"regression   {r['case_id']}" in proc.stdout for r in recs)
+    summary = json.loads((tmp_path / "slow" / "summary.json").read_text())
+    assert summary["performance"]["verdicts"] == {"REGRESSION": n}
+    assert any(line.startswith("PERF GATE FAILED") for line in summary["gate"])
+    assert "## Performance" in (tmp_path / "slow" / "summary.md").read_text()
+
+
+@needs_swcann
+def test_a_kernel_that_runs_nothing_on_later_launches_fails_under_perf(tmp_path):
+    """SWCANN_FAULTS=relaunch_no_kernel: a repeatable executor's later launches run no kernel and
+    report success. Launched once, the case passes; timed, its warmup launches read 0 ms."""
+    select = "max_unpool3d and gather_all_dtypes and float32 and os4x6x6 and 2x3x2x3x3"
+    env = {"SWCANN_FAULTS": "relaunch_no_kernel@op=MaxUnpool3dBackward"}
+    proc = _suite(tmp_path / "plain", env=env, select=select)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    proc = _suite(tmp_path / "timed", "--perf", env=env, select=select)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    rec, = _records(tmp_path / "timed")
+    assert rec["status"] == "FAIL" and rec["reason"].startswith(perf.FAILED) and "took 0.0 ms" in rec["reason"]
