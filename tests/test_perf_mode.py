@@ -409,3 +409,56 @@ def test_a_kernel_that_runs_nothing_on_later_launches_fails_under_perf(tmp_path)
     assert proc.returncode == 1, proc.stdout[-2000:]
     rec, = _records(tmp_path / "timed")
     assert rec["status"] == "FAIL" and rec["reason"].startswith(perf.FAILED) and "took 0.0 ms" in rec["reason"]
+
+
+# ---------------------------------------------------------------- faultscore: perf faults through the gate
+
+def _k_perf_names() -> list[str]:
+    """The perf fault names SWCANN_FAULTS accepts, read from the C table."""
+    import re
+    text = (REPO / "swcann/src/core/faults.c").read_text()
+    table = text[text.index("k_perf_names[] = {"):]
+    return re.findall(r'^\s*"(\w+)",', table[:table.index("};")], re.M)
+
+
+def test_every_perf_fault_of_the_library_is_scored_as_perf():
+    from harness.audit.faults import FAULTS, PERF_FAULTS
+    assert sorted(f.name for f in PERF_FAULTS) == sorted(_k_perf_names()) and len(_k_perf_names()) == 6
+    assert all(f.kind == "perf" and f.expect == "PERF" for f in PERF_FAULTS)
+    assert not {f.name for f in FAULTS} & {f.name for f in PERF_FAULTS}
+
+
+def test_a_regression_the_gate_found_is_perf_and_a_failed_timed_launch_is_relaunch():
+    from harness.audit.faultscore import classify
+    verdict = {"verdict": "REGRESSION", "against": "baseline", "baseline": "p.json:cases[A]", "ratio": 1.9,
+               "ci": [1.8, 2.0], "ci_level": 0.98, "p": 1e-9, "n": 40, "n_base": 40, "tolerance": 0.1,
+               "tolerance_from": "default", "limit": 1.1, "remeasured": {"ratio": 1.95, "ci": [1.9, 2.0],
+                                                                       "verdict": "REGRESSION"}}
+    got = classify({"case_id": "A", "status": "PASS", "perf_gate": [verdict]})
+    assert got.cls == "PERF" and got.evidence.startswith("1.900x the baseline (98% CI [1.800, 2.000]")
+    noise = dict(verdict, verdict="NOISE")
+    assert classify({"case_id": "A", "status": "PASS", "perf_gate": [noise]}).cls == "PASS"
+    failed = {"case_id": "A", "status": "FAIL", "reason": f"{perf.FAILED}: timed launch 4 took 0.0 ms: no work"}
+    assert classify(failed).cls == "RELAUNCH"
+
+
+@needs_swcann
+def test_faultscore_finds_a_perf_fault_through_the_gate_and_not_where_it_does_not_act(tmp_path):
+    """perf_tail_scalar on fp32 W=9 (every row ends in a partial block) is found, each flagged
+    case PERF; the same fault on W=8 rows (whole blocks) is left alone, so that entry is UNDETECTED."""
+    import dataclasses
+    from harness.audit import faultscore
+    from harness.audit.faults import PERF_FAULTS
+    hit = next(f for f in PERF_FAULTS if f.name == "perf_tail_scalar")
+    spared = dataclasses.replace(hit, select="max_pool2d_with_indices and fp32_values and 2x4x8x8 and "
+                                             "contiguous-normal")
+    (found,), problems = faultscore.run_score([hit], tmp_path / "hit", jobs=1)
+    assert problems == []
+    (missed,), problems = faultscore.run_score([spared], tmp_path / "spared", jobs=1)
+    assert problems == []
+    scores = [found, missed]
+    assert found.correct, ([f.__dict__ for f in found.findings], found.error)
+    assert all(f.cls == "PERF" and "x the baseline" in f.evidence for f in found.flagged)
+    assert not missed.detected and not missed.error and missed.findings
+    ok, lines = faultscore.summary(scores, problems)
+    assert not ok and any(line.startswith("UNDETECTED perf_tail_scalar") for line in lines)
