@@ -462,3 +462,76 @@ def test_faultscore_finds_a_perf_fault_through_the_gate_and_not_where_it_does_no
     assert not missed.detected and not missed.error and missed.findings
     ok, lines = faultscore.summary(scores, problems)
     assert not ok and any(line.startswith("UNDETECTED perf_tail_scalar") for line in lines)
+
+
+# ---------------------------------------------------------------- a case file's perf group, end to end
+
+@needs_swcann
+def test_a_perf_group_is_timed_in_every_run_and_gated_with_its_own_tolerance(tmp_path):
+    """No --perf: only the group with `perf:` is timed, with its min_n; its tolerance (0.5) reaches
+    the records and the gate, so a run 1.3x as slow as the baseline passes, while the same run
+    against the same baseline with the file's default tolerance fails."""
+    doc = copy.deepcopy(BASE)
+    timed = copy.deepcopy(doc["groups"][0])
+    timed.update(name="timed", perf={"min_n": 10, "tolerance": 0.5})
+    timed["matrix"]["shape"] = [[2, 3, 8, 8]]
+    doc["groups"].append(timed)
+    cases = tmp_path / "cases" / "mp.yaml"
+    cases.parent.mkdir()
+    cases.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+    def run(report: str, *args):
+        cmd = [sys.executable, "-m", "pytest", "-p", "harness.plugin", str(cases), "--backend", "aclnn", "--soc",
+               "ascend910b", "-n", "0", "-q", "-p", "no:cacheprovider", "--no-html", "--report-dir",
+               str(tmp_path / report), *args]
+        return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    proc = run("base")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    recs = {r["group"]: r for r in _records(tmp_path / "base")}
+    assert recs["basic"]["perf"] is None and recs["bad_args"]["perf"] is None
+    assert recs["timed"]["perf"]["rule"]["min_n"] == 10 and recs["timed"]["perf_tolerance"] == 0.5
+    slower = _write_baseline(tmp_path / "base", tmp_path / "p.json", scale=1 / 1.3)
+    proc = run("gated", "--gate", str(slower))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    v = _records(tmp_path / "gated")[-1]["perf_gate"][0]
+    assert v["tolerance"] == 0.5 and v["tolerance_from"] == "case file group timed" and v["verdict"] == "SAME"
+    doc = json.loads(slower.read_text())
+    for entry in doc["cases"].values():
+        entry["tolerance"] = 0.1            # a baseline entry's tolerance wins over the group's
+    slower.write_text(json.dumps(doc))
+    proc = run("strict", "--gate", str(slower))
+    assert proc.returncode == 1 and "PERF GATE FAILED: 1 regression(s)" in proc.stdout, proc.stdout[-3000:]
+
+
+# ---------------------------------------------------------------- a slower kernel planted by hand
+
+@needs_swcann
+def test_a_planted_slower_kernel_is_flagged_and_a_small_change_is_not(tmp_path):
+    """MaxUnpool3d's gather made to do 30 % more of its work (about 1.2x the launch) is a
+    regression on each of its cases, named with the op; 5 % (about 1.03x) passes the default
+    10 % tolerance. Timed as the kernels' CPU time on a shared machine: margins are wide."""
+    from tests import perf_planting as P
+    slow, slight = P.planted_root(tmp_path / "lib30", 30), P.planted_root(tmp_path / "lib5", 5)
+    proc = P.suite(tmp_path / "base", "--perf")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    n = len(_records(tmp_path / "base"))
+    assert n == 4
+    baseline = _write_baseline(tmp_path / "base", tmp_path / "perf.json")
+    proc = P.suite(tmp_path / "slow", "--perf", "--gate", str(baseline), root=slow)
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert f"PERF GATE FAILED: {n} regression(s)" in proc.stdout
+    recs = _records(tmp_path / "slow")
+    assert all(r["op"] == P.OP and r["perf_gate"][0]["verdict"] == "REGRESSION" for r in recs)
+    assert all(f"regression   {r['case_id']}" in proc.stdout and r["case_id"].startswith(P.OP) for r in recs)
+    assert all(1.1 < r["perf_gate"][0]["ratio"] < 1.6 for r in recs)
+    proc = P.suite(tmp_path / "slight", "--perf", "--gate", str(baseline), root=slight)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert all(r["perf_gate"][0]["verdict"] in ("SAME", "NOISE") for r in _records(tmp_path / "slight"))
+
+
+def test_the_planting_fails_loudly_when_the_kernel_changed():
+    from tests import perf_planting as P
+    text = (REPO / P.SOURCE).read_text()
+    assert "PLANTED_PERCENT 30" in P.planted_source(text, 30)
+    with pytest.raises(AssertionError, match="unpool_kernel"):
+        P.planted_source(text.replace("free(seen);", "free(seen); "), 30)
