@@ -286,7 +286,8 @@ def _perf(w: Where, spec) -> dict | None:
         if key in settings and not settings[key] < math.inf:       # .inf and .nan pass the schema's bounds
             raise w.error(f"must be a finite number, got {settings[key]}", f"perf.{key}")
     try:
-        perfstats.StoppingRule(**{k: v for k, v in settings.items() if k in perfstats.StoppingRule.__dataclass_fields__})
+        names = perfstats.StoppingRule.__dataclass_fields__
+        perfstats.StoppingRule(**{k: v for k, v in settings.items() if k in names})
     except ValueError as e:
         raise w.error(str(e), "perf") from None
     return settings

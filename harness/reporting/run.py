@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.base import banner
-from . import baseline as bl, identity, perf_baseline, records as rec_mod, repro_line as repro, reruns, shard as shard_mod
+from . import baseline as bl, identity, perf_baseline, records as rec_mod, repro_line as repro, reruns
+from . import shard as shard_mod
 from .gate import is_gate_failure
 from .recorder import Recorder
 from ..target import Target
