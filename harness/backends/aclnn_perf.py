@@ -36,9 +36,8 @@ def timing_label(source: str) -> str:
 
 def measure(backend, op: OpDescriptor, args: list[Arg], loop: Callable) -> dict:
     """`backend`: the AclnnBackend this serves. loop(launch) -> dict, where launch() -> milliseconds
-    of one timed phase 2. Returns the loop's dict with timing, timing_source, phase1_ms and
-    workspace_size added; raises LaunchFailed when a call fails (phase 1, a launch, a sync: with
-    the status that says how)."""
+    of one timed phase 2. Returns the loop's dict with timing, timing_source and phase1_ms added;
+    raises LaunchFailed when a call fails (phase 1, a launch, a sync: with the status that says how)."""
     args = [a for a in args if a.kind != "out_pointer"]
     unbacked = [a.name for a in args if a.kind == "tensor" and a.value is not None and a.value.unbacked]
     if unbacked:
@@ -104,5 +103,4 @@ def _measure(backend, objs: CaseObjects, phase1, phase2, args: list[Arg], loop: 
     if sync != 0:
         raise LaunchFailed(f"stream sync after the timed launches returned {sync}: {recent_error(libs)}",
                            sync_status=sync)
-    return {**result, "timing": backend.timing, "timing_source": backend.timing_source,
-            "phase1_ms": phase1_ms, "workspace_size": size.value}
+    return {**result, "timing": backend.timing, "timing_source": backend.timing_source, "phase1_ms": phase1_ms}
