@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from ..core import dtypes, families
 from ..target import discovery as environment
-from ..acl import abi, loader, meminfo, runtime, setenv
+from ..acl import abi, events, loader, meminfo, runtime, setenv
 from ..acl.objects import CaseObjects, alloc_size
 from ..core.errors import HarnessConfigError
 from ..model import OpDescriptor
+from . import aclnn_perf
 from .base import BackendInfo, RunResult
 
 if TYPE_CHECKING:
@@ -73,12 +74,15 @@ class AclnnBackend:
             _warn_software(libs.runtime_path, fallback)
         self.libs = libs
         self.relaunch_all = bool(getattr(config, "relaunch", False))    # --relaunch: every case's executor twice
+        self.perf_all = bool(getattr(config, "perf", False))            # --perf: every passing case timed
         shared = runtime.current() is not None     # another backend of this process opened ACL already
         slot = getattr(config, "slot", None)        # a case worker's (harness/execution/pool.py)
         if slot is None:
             slot = runtime.worker_slot(getattr(config, "worker", None))
         self.session = runtime.open_session(libs, getattr(config, "device", None), slot,
                                             bool(getattr(config, "deterministic", False)))
+        self.timing_source = events.timing_source(libs)               # read once ACL is initialised
+        self.timing = aclnn_perf.timing_label(self.timing_source)
         try:
             family = self._check_soc(requested, software)
         except HarnessConfigError:
@@ -208,6 +212,11 @@ class AclnnBackend:
         """Deterministic mode for one case (a `deterministic: true` group), restored after."""
         return runtime.deterministic_mode(self.libs)
 
+    def measure(self, op: OpDescriptor, args: list[Arg], loop) -> dict:
+        """Perf mode: the case's kernel launched and timed as often as loop(launch) decides
+        (aclnn_perf.measure: a repeatable executor, ACL events on the case's stream)."""
+        return aclnn_perf.measure(self, op, args, loop)
+
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []
         problems += self._counted_leaks()
@@ -260,6 +269,7 @@ class AclnnBackend:
                 details["fallback_reason"] = fallback
             details["swcann_version"] = (libs.runtime.swcannVersion() or b"").decode("utf-8", errors="replace")
             details["SWCANN_SOC"] = os.environ.get("SWCANN_SOC")
+        details.update(timing=self.timing, timing_source=self.timing_source, perf=self.perf_all)
         return details
 
     def _check_soc(self, requested: str | None, software: bool) -> str:

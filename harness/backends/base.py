@@ -86,3 +86,12 @@ class Backend(Protocol):
         Backends without it are recovered by a fresh worker process."""
 
     def close(self) -> None: ...
+
+
+class LaunchFailed(Exception):
+    """A launch of the perf mode's timing loop failed (a backend's `measure`): the statuses say how,
+    and a non-zero one leaves the device in doubt, as a failed phase 2 does."""
+
+    def __init__(self, message: str, phase2_status: int | None = None, sync_status: int | None = None):
+        super().__init__(message)
+        self.phase2_status, self.sync_status = phase2_status, sync_status

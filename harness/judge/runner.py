@@ -9,11 +9,11 @@ from pathlib import Path
 import torch
 
 from .. import inputs as inputs_mod
+from ..backends.base import Backend, BackendInfo, LaunchFailed
 from ..inputs import guard
-from ..backends.base import Backend, BackendInfo
 from ..core.status import Status
 from ..model import Case
-from . import cache as cache_mod, compare, digest, reasons
+from . import cache as cache_mod, compare, digest, perf as perf_mod, reasons
 from .outcome import Outcome
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
@@ -147,7 +147,38 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         clock.lap("repeat")
         if differs:
             return _fail(out, differs)
+    if _timed(case, backend):
+        _measure(case, backend, inputs, prepared, out)
+        clock.lap("perf")
     return out
+
+
+def _timed(case: Case, backend: Backend) -> bool:
+    """Whether a passing case is timed: --perf, or its group's `perf:` (on a backend that can)."""
+    return (case.perf is not None or getattr(backend, "perf_all", False)) and hasattr(backend, "measure")
+
+
+def _measure(case: Case, backend: Backend, inputs: dict, prepared: dict, out: Outcome) -> None:
+    """Perf mode, once the case passed: its kernel timed on fresh buffers (judge/perf.py) into
+    out.perf. A timed launch that fails fails the case: the library broke on a launch of an
+    executor it made repeatable, which it must take. An empty input launches nothing to time."""
+    if any(isinstance(t, torch.Tensor) and t.numel() == 0 for t in inputs.values()):
+        return
+    args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
+    info = backend.info
+    try:
+        out.perf = perf_mod.measure(backend, case.op.descriptor, args, perf_mod.PerfSettings.of(case.perf),
+                                    info.family or "", info.soc_name or "")
+    except LaunchFailed as e:
+        # a runtime status leaves the device in doubt: the worker resets it (Outcome.needs_recovery)
+        out.phase2_status, out.sync_status = e.phase2_status or out.phase2_status, e.sync_status or out.sync_status
+        out.fail(f"{perf_mod.FAILED}: {e}")
+    finally:
+        problems = backend.after_case()
+    if problems:            # a leak of the timed launches' objects is this case's too
+        out.problems += problems
+        if out.raw is Status.PASS:
+            out.fail(f"{perf_mod.FAILED}: {'; '.join(problems)}")
 
 
 def _launch_broken(case: Case, expected: dict | None, result, clock: _Clock | None = None):

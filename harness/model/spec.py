@@ -182,6 +182,9 @@ class Case:
     timeout_s: float | None = None    # the group's deadline; None: sized from the shape
     deterministic: bool = False       # runs in deterministic mode, twice, and must repeat its bits
     relaunch: bool = False            # its repeatable executor is launched twice; both must pass
+    # timed after it is judged (its group's `perf:`): the stopping rule's settings and the perf
+    # gate's tolerance, {} for the defaults; None: only --perf times it
+    perf: dict | None = field(default=None, hash=False, compare=False)
     # input tensor -> shape when every input is drawn on its own (no forward pass), e.g. an ATK
     # case whose executor feeds random indices; None: the golden's `prepare` makes the inputs
     drawn_shapes: dict | None = field(default=None, hash=False, compare=False)

@@ -48,7 +48,7 @@ class Lifecycle:
             settings.report, root=Path(str(config.rootpath)), argv=["pytest", *config.invocation_params.args],
             requested={"backend": settings.backend, "family": settings.family}, worker=settings.worker,
             extra={"shard": config.getoption("shard"), "reruns": settings.report.reruns,
-                   "gate": settings.report.gate, "tier": settings.tier,
+                   "gate": settings.report.gate, "tier": settings.tier, "perf": settings.perf,
                    "case_workers": settings.case_workers, "xdist_workers": config.getoption("numprocesses", None)})
 
     @property

@@ -51,6 +51,11 @@ def add_options(parser) -> None:
                 help="aclnn: make every executor repeatable (aclSetAclOpExecutorRepeatable) and launch it twice "
                      "on the same tensors, outputs set back to poison and a fresh workspace: both launches must "
                      "pass (what the `relaunch: true` groups do for their cases)")
+    g.addoption("--perf", action="store_true",
+                help="time every case that passes: warmup launches of a repeatable executor, then launches timed "
+                     "with device events (torch: CUDA events, or the host's clock on the CPU) until the median's "
+                     "95 %% interval is within 2 %%, 2 s per case or 200 launches; records carry `perf`, and "
+                     "--gate with a perf baseline gates on it (what the `perf:` groups do for their cases)")
     g.addoption("--no-reexec", action="store_true",
                 help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
                      "instead of re-executing with it applied")
@@ -93,6 +98,7 @@ class Settings:
     relaunch: bool = False
     distributed: bool = False            # the controller of an xdist run
     report: ReportSettings | None = None
+    perf: bool = False                   # --perf: every passing case timed
 
     @classmethod
     def from_config(cls, config) -> "Settings":
@@ -117,11 +123,12 @@ class Settings:
         return cls(get("backend"), get("device"), family, get("no_sw_fallback"), get("deterministic"), get("tier"),
                    _absolute(get("report_dir")), getattr(config, "workerinput", {}).get("workerid"),
                    _absolute(get("golden_cache")), get("prepare_only"), timeout, _absolute(get("resume")),
-                   _case_workers(config), get("relaunch"), get("dist", "no") != "no", report)
+                   _case_workers(config), get("relaunch"), get("dist", "no") != "no", report, perf=get("perf"))
 
     def backend_settings(self) -> dict:
         """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
-        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch")
+        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch",
+                "perf")
         return {k: v for k, v in asdict(self).items() if k in keys}
 
 
