@@ -20,6 +20,8 @@ classifies every case that did not pass:
                  where its first passed
     NONDETERMINISTIC  two runs of a case with the same inputs gave different bits where
                  determinism is promised (--deterministic, or an op documented deterministic)
+    BATCH_SLICE  a slice of a case's batch run alone gave other bits than the same slice of the
+                 full batch (--determinism-level 3, harness/judge/batch_slice.py)
     LAUNCH       an empty input made phase 2 launch a kernel (it must return early); read from
                  the library's launch counter (`launches` in the record)
     NUMERIC      the comparison against the golden failed; evidence = the comparator's metrics
@@ -200,6 +202,10 @@ FAULTS: tuple[Fault, ...] = (
     # the determinism groups run their cases in deterministic mode, twice, and compare the bits
     Fault("deterministic_ignored", "run-level", MP3, "max_pool3d and determinism",
           "NONDETERMINISTIC", None, "atomic adds over overlapping windows ignore deterministic mode"),
+    # at determinism level 3 each batched case runs again on a slice of its batch, whose bits must repeat
+    Fault("batch_order_varies", "run-level", MP3, "max_pool3d and determinism",
+          "BATCH_SLICE", None, "batch n > 0 sums its overlapping windows in another order than batch 0",
+          options=("--determinism-level", "3")),
     # the repeatable_executor groups launch one repeatable executor twice, outputs refilled between
     Fault("relaunch_not_zeroed", "run-level", MP3, "max_pool3d and repeatable_executor",
           "RELAUNCH", None, "gradInput is cleared on a repeatable executor's first launch only"),
@@ -259,6 +265,8 @@ def classify(record: dict, baseline: dict | None = None) -> Finding:
         return Finding(cid, "RUNTIME", str(code), reason[:300])
     if reasons.OUTSIDE_VIEW in reason:
         return Finding(cid, "OUTSIDE_VIEW", None, reason)
+    if reason.startswith(reasons.BATCH_SLICE):
+        return Finding(cid, "BATCH_SLICE", None, reason[:300])
     if reasons.NONDETERMINISTIC in reason:
         return Finding(cid, "NONDETERMINISTIC", None, reason[:300])
     if reason.startswith(reasons.WORKSPACE_OVERRUN):

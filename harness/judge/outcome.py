@@ -46,6 +46,7 @@ class Outcome:
     diagnostics: dict = field(default_factory=dict)  # DIAGNOSTIC_KEYS, where there is something to say
     dump: dict | None = None          # --dump-failures: the arrays file the worker wrote
     perf: dict | None = None          # --perf: the timing distribution (harness/judge/perf.py)
+    determinism: dict | None = None   # the determinism level it was held to and what was checked (batch_slice.py)
 
     def fail(self, reason: str) -> "Outcome":
         self.raw, self.reason = Status.FAIL, reason

@@ -12,7 +12,7 @@ from .. import inputs as inputs_mod
 from ..backends.base import Backend, BackendInfo
 from ..core.status import Status
 from ..model import Case
-from . import cache as cache_mod, compare, digest, reasons
+from . import batch_slice, cache as cache_mod, compare, digest, reasons
 from .outcome import Outcome
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
@@ -145,6 +145,11 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         clock.lap("repeat")
         if differs:
             return _fail(out, differs)
+    inconsistent = batch_slice.check(case, backend, family, inputs, result, bool(promise), out)   # level 3
+    if isinstance((out.determinism or {}).get("batch_slice"), dict):      # a slice was run
+        clock.lap("batch_slice")
+    if inconsistent:
+        return _fail(out, inconsistent)
     return out
 
 

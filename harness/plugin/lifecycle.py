@@ -49,7 +49,8 @@ class Lifecycle:
             requested={"backend": settings.backend, "family": settings.family}, worker=settings.worker,
             extra={"shard": config.getoption("shard"), "reruns": settings.report.reruns,
                    "gate": settings.report.gate, "tier": settings.tier,
-                   "case_workers": settings.case_workers, "xdist_workers": config.getoption("numprocesses", None)})
+                   "case_workers": settings.case_workers, "xdist_workers": config.getoption("numprocesses", None),
+                   "determinism_level": settings.determinism_level})
 
     @property
     def recorder(self):

@@ -20,6 +20,7 @@ from ..execution import sizing
 from ..reporting.run import ReportSettings, add_options as add_report_options
 
 SETTINGS = pytest.StashKey()
+DETERMINISM_LEVELS = (0, 1, 2, 3)    # ACL_OPT_DETERMINISTIC's values (acl_abi.md 3.3), TTK's --dl
 
 
 def add_options(parser) -> None:
@@ -47,6 +48,12 @@ def add_options(parser) -> None:
                 help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
                      "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt), and hold the library to it: every "
                      "numeric case runs twice and must give the same bits")
+    g.addoption("--determinism-level", type=int, default=None, choices=DETERMINISM_LEVELS, metavar="N",
+                help="aclnn: ACL_OPT_DETERMINISTIC=N at process and context level, and hold the library to its "
+                     "level (TTK's --dl numbering): 0 off; 1 = --deterministic (every numeric case twice, same "
+                     "bits); 2 strong consistency (the same check: a single aclnn call has no graph compile); "
+                     "3 batch consistency: also each batched case's batch slice run alone must give the bits of "
+                     "the same slice of the full batch (harness/judge/batch_slice.py)")
     g.addoption("--relaunch", action="store_true",
                 help="aclnn: make every executor repeatable (aclSetAclOpExecutorRepeatable) and launch it twice "
                      "on the same tensors, outputs set back to poison and a fresh workspace: both launches must "
@@ -93,6 +100,7 @@ class Settings:
     relaunch: bool = False
     distributed: bool = False            # the controller of an xdist run
     report: ReportSettings | None = None
+    determinism_level: int = 0           # --determinism-level (--deterministic: 1)
 
     @classmethod
     def from_config(cls, config) -> "Settings":
@@ -114,15 +122,26 @@ class Settings:
             report = ReportSettings.from_options(get)
         except HarnessConfigError as e:
             raise pytest.UsageError(str(e)) from None
-        return cls(get("backend"), get("device"), family, get("no_sw_fallback"), get("deterministic"), get("tier"),
+        level = _determinism_level(get("deterministic"), get("determinism_level"))
+        return cls(get("backend"), get("device"), family, get("no_sw_fallback"), level >= 1, get("tier"),
                    _absolute(get("report_dir")), getattr(config, "workerinput", {}).get("workerid"),
                    _absolute(get("golden_cache")), get("prepare_only"), timeout, _absolute(get("resume")),
-                   _case_workers(config), get("relaunch"), get("dist", "no") != "no", report)
+                   _case_workers(config), get("relaunch"), get("dist", "no") != "no", report, level)
 
     def backend_settings(self) -> dict:
         """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
-        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch")
+        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch",
+                "determinism_level")
         return {k: v for k, v in asdict(self).items() if k in keys}
+
+
+def _determinism_level(deterministic: bool, level: int | None) -> int:
+    """--determinism-level, where --deterministic is level 1 (given together, they must agree)."""
+    if level is None:
+        return 1 if deterministic else 0
+    if deterministic and level < 1:
+        raise pytest.UsageError(f"--deterministic is --determinism-level 1; it contradicts --determinism-level {level}")
+    return level
 
 
 def _absolute(path: str | None) -> str | None:

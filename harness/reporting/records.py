@@ -253,7 +253,7 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
         "backend": record_identity(outcome.backend or props),
         "worker": outcome.worker, "device_resets": outcome.device_resets,
         **{k: outcome.diagnostics[k] for k in DIAGNOSTIC_KEYS if k in outcome.diagnostics},
-        "dump": outcome.dump, "perf": outcome.perf,
+        "dump": outcome.dump, "perf": outcome.perf, "determinism": outcome.determinism,
     }
     return rec
 
