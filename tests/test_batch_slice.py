@@ -17,7 +17,6 @@ from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 import torch
 
 from harness import inputs as inputs_mod

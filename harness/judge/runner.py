@@ -13,6 +13,7 @@ from ..backends.base import Backend, BackendInfo
 from ..core.status import Status
 from ..model import Case
 from . import batch_slice, cache as cache_mod, compare, digest, reasons
+from .device_time import LaunchMeter
 from .outcome import Outcome
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
@@ -32,12 +33,15 @@ def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod
     (for --dump-failures)."""
     start = time.perf_counter()
     info: BackendInfo = backend.info
-    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties())
+    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties(),
+                  started_at=time.time())
+    metered = LaunchMeter(backend)      # every launch's time: how long the case kept its device busy
     try:
         with _mode_for(case, backend):
-            return _judge(case, backend, family, out, cache, capture)
+            return _judge(case, metered, family, out, cache, capture)
     finally:
         out.duration_s = time.perf_counter() - start
+        out.device_s = metered.total
 
 
 def _fail(out: Outcome, reason: str) -> Outcome:

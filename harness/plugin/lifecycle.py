@@ -153,7 +153,7 @@ class Lifecycle:
         executor = self._case_executor()
         self._journal().started(case.id, item.nodeid, case.op.name)
         deadline = deadline_for(case, self.settings.case_timeout)
-        ahead = [(c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming()]
+        ahead = ((c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming())   # read lazily
         try:   # reruns, the record (status, identity, repro, timings), the dump
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
                                              lambda: executor.run(case, deadline, ahead))

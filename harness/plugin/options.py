@@ -66,9 +66,11 @@ def add_options(parser) -> None:
                      "a case past it is TIMEOUT and its worker process is replaced")
     g.addoption("--case-workers", default="auto", metavar="N",
                 help="case worker processes per pytest process, each running cases on its own device slot "
-                     "(default auto: one per core up to 8, and one per 3 GiB of available memory, on the software "
-                     "CANN and on torch on the CPU; one on hardware, on a torch accelerator, under xdist and for a "
-                     "single named case)")
+                     "(default auto: one per device where the work is device time (hardware; the software CANN "
+                     "with SWCANN_DEVICE_TIME=1), else one per core up to 8 (the software CANN, torch on the CPU); "
+                     "at most what the available memory holds (1 GiB a worker on the default tier, 3 GiB with slow "
+                     "cases); one on a torch accelerator, under xdist and for a single named case; "
+                     "harness/execution/sizing.py)")
     g.addoption("--resume", default=None, metavar="DIR",
                 help="finish an interrupted run: run only the cases without a final record in DIR's journal "
                      "(DIR is the report directory of that run)")
@@ -101,6 +103,7 @@ class Settings:
     distributed: bool = False            # the controller of an xdist run
     report: ReportSettings | None = None
     determinism_level: int = 0           # --determinism-level (--deterministic: 1)
+    case_workers_why: str = ""           # how case_workers was chosen (sizing.Plan), for the run's header
 
     @classmethod
     def from_config(cls, config) -> "Settings":
@@ -123,10 +126,11 @@ class Settings:
         except HarnessConfigError as e:
             raise pytest.UsageError(str(e)) from None
         level = _determinism_level(get("deterministic"), get("determinism_level"))
+        workers = _case_workers(config)
         return cls(get("backend"), get("device"), family, get("no_sw_fallback"), level >= 1, get("tier"),
                    _absolute(get("report_dir")), getattr(config, "workerinput", {}).get("workerid"),
                    _absolute(get("golden_cache")), get("prepare_only"), timeout, _absolute(get("resume")),
-                   _case_workers(config), get("relaunch"), get("dist", "no") != "no", report, level)
+                   workers.count, get("relaunch"), get("dist", "no") != "no", report, level, workers.why)
 
     def backend_settings(self) -> dict:
         """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
@@ -162,11 +166,11 @@ def _check_golden_cache(directory: str) -> None:
         raise pytest.UsageError(f"--golden-cache {directory}: the directory is not writable")
 
 
-def _case_workers(config) -> int:
+def _case_workers(config) -> sizing.Plan:
     try:
-        return sizing.case_workers(str(config.getoption("case_workers")), backend=config.getoption("backend"),
-                                   device=config.getoption("device"),
-                                   distributed=hasattr(config, "workerinput") or config.getoption("dist", "no") != "no",
-                                   single_case=any("::" in str(arg) for arg in config.args))
+        return sizing.plan(str(config.getoption("case_workers")), backend=config.getoption("backend"),
+                           device=config.getoption("device"),
+                           distributed=hasattr(config, "workerinput") or config.getoption("dist", "no") != "no",
+                           single_case=any("::" in str(arg) for arg in config.args), tier=config.getoption("tier"))
     except ValueError as e:
         raise pytest.UsageError(str(e)) from None

@@ -14,7 +14,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import identity as ident_mod, records as rec_mod, writers
+from . import identity as ident_mod, records as rec_mod, utilisation, writers
 from .baseline import Baseline
 from .gate import GateResult, evaluate
 from .runs import Report, Run
@@ -54,6 +54,7 @@ class Recorder:
         self.identity: dict = {}
         self.gate: GateResult | None = None
         self.gate_lines: list[str] = []       # the gate's verdict, or why there is none (a refused baseline)
+        self.utilisation: dict | None = None   # per device, busy / wall (utilisation.py), once finished
 
     def add(self, record: dict, text: str | None = None) -> None:
         """`text`: the record already encoded (strict JSON, one line), when it arrived that way."""
@@ -127,6 +128,7 @@ class Recorder:
         self.gate = evaluate(self.records, baseline, rec_mod.selected_ids(manifest)) if gated and not refused else None
         self.gate_lines = [f"GATE REFUSED: {refused}"] if refused else self.gate.lines() if self.gate else []
         counts = self.counts()
+        self.utilisation = utilisation.summary(self.records)
         summary = {"identity": self.identity, "banner": self.banner, "properties": self.properties,
                    "duration_s": round(time.time() - self._t0, 3),
                    "totals": {s.value: n for s, n in Counter(rec_mod.status_of(r) for r in self.records).items()},
@@ -135,7 +137,7 @@ class Recorder:
                                  "repro": r.get("repro", "")}
                                 for r in self.records if rec_mod.status_of(r).is_failure],
                    "notes": [{"case_id": c, "note": n} for c, n in self.notes],
-                   "gate": self.gate_lines or None}
+                   "gate": self.gate_lines or None, "utilisation": self.utilisation}
         (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
         text = [self.banner, *self.table()]
         if self.notes:
