@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..core.text import printable
+
 EVENTS, LAUNCHES = "events", "launches"
 SOURCES = {EVENTS: "ACL events around the perf mode's timed launches",
            LAUNCHES: "phase 2 + stream sync wall time of each case's launches"}
@@ -91,6 +93,11 @@ def lines(util: dict | None) -> list[str]:
     return out
 
 
+def _cell(text: str) -> str:
+    """A device name as one table cell: a backend's device string is free text."""
+    return printable(text).replace("|", "\\|")
+
+
 def markdown(util: dict | None) -> list[str]:
     if not util:
         return []
@@ -98,6 +105,6 @@ def markdown(util: dict | None) -> list[str]:
            f"Busy time over the {util['wall_s']:.2f} s in which the run's cases ran; busy = "
            + "; ".join(f"`{k}`: {v}" for k, v in util["sources"].items()) + ".", "",
            "| device | utilisation | busy (s) | cases | measured by |", "|---|---|---|---|---|"]
-    out += [f"| {r['device']} | {r['utilisation'] * 100:.1f} % | {r['busy_s']:.3f} | {r['cases']} | {r['source']} |"
+    out += [f"| {_cell(r['device'])} | {r['utilisation'] * 100:.1f} % | {r['busy_s']:.3f} | {r['cases']} | {r['source']} |"
             for r in util["devices"]]
     return out + [""]
