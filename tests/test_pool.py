@@ -183,7 +183,7 @@ def test_auto_case_workers(monkeypatch, config, expected):
     from harness.execution import sizing
     monkeypatch.setattr(sizing.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(sizing, "available_memory", lambda: 64 << 30)
-    assert options._case_workers(config) == expected
+    assert options._case_workers(config).count == expected
 
 
 @pytest.mark.parametrize("cpus, memory, expected", [

@@ -147,6 +147,10 @@ FAULTS: tuple[Fault, ...] = (
     # the determinism groups run their cases in deterministic mode, twice, and compare the bits
     Fault("deterministic_ignored", "run-level", MP3, "max_pool3d and determinism",
           "NONDETERMINISTIC", None, "atomic adds over overlapping windows ignore deterministic mode"),
+    # at determinism level 3 each batched case runs again on a slice of its batch, whose bits must repeat
+    Fault("batch_order_varies", "run-level", MP3, "max_pool3d and determinism",
+          "BATCH_SLICE", None, "batch n > 0 sums its overlapping windows in another order than batch 0",
+          options=("--determinism-level", "3")),
     # the repeatable_executor groups launch one repeatable executor twice, outputs refilled between
     Fault("relaunch_not_zeroed", "run-level", MP3, "max_pool3d and repeatable_executor",
           "RELAUNCH", None, "gradInput is cleared on a repeatable executor's first launch only"),

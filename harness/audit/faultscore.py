@@ -19,6 +19,8 @@ classifies every case that did not pass:
     WORKSPACE_OVERRUN the library stored past the workspace phase 1 asked for (guard bytes changed)
     RELAUNCH     the second launch of a repeatable executor (a `relaunch` group, or --relaunch) failed
                  where its first passed
+    BATCH_SLICE  a slice of a case's batch run alone gave other bits than the same slice of the
+                 full batch (--determinism-level 3, harness/judge/batch_slice.py)
     NONDETERMINISTIC  two runs of a case with the same inputs gave different bits where
                  determinism is promised (--deterministic, or an op documented deterministic)
     LAUNCH       an empty input made phase 2 launch a kernel (it must return early); read from
@@ -127,6 +129,8 @@ def classify(record: dict, baseline: dict | None = None) -> Finding:
         return Finding(cid, "RUNTIME", str(code), reason[:300])
     if reasons.OUTSIDE_VIEW in reason:
         return Finding(cid, "OUTSIDE_VIEW", None, reason)
+    if reason.startswith(reasons.BATCH_SLICE):
+        return Finding(cid, "BATCH_SLICE", None, reason[:300])
     if reasons.NONDETERMINISTIC in reason:
         return Finding(cid, "NONDETERMINISTIC", None, reason[:300])
     if reason.startswith(reasons.WORKSPACE_OVERRUN):

@@ -79,8 +79,9 @@ class AclnnBackend:
         slot = getattr(config, "slot", None)        # a case worker's (harness/execution/pool.py)
         if slot is None:
             slot = runtime.worker_slot(getattr(config, "worker", None))
+        level = getattr(config, "determinism_level", None)     # --determinism-level; --deterministic is 1
         self.session = runtime.open_session(libs, getattr(config, "device", None), slot,
-                                            bool(getattr(config, "deterministic", False)))
+                                            int(level if level is not None else bool(getattr(config, "deterministic", False))))
         self.timing_source = events.timing_source(libs)               # read once ACL is initialised
         self.timing = aclnn_perf.timing_label(self.timing_source)
         try:
@@ -204,8 +205,8 @@ class AclnnBackend:
         return first
 
     @property
-    def deterministic(self) -> bool:
-        """Deterministic mode is on (--deterministic): the runner checks that it holds."""
+    def deterministic(self) -> int:
+        """The determinism level the run set (0: off; --deterministic is 1): the runner checks it holds."""
         return self.session.deterministic
 
     def deterministic_mode(self):
@@ -257,7 +258,8 @@ class AclnnBackend:
         libs, software = self.libs, self.libs.is_software_cann
         details = {**libs.paths(), "root_source": found.source, "software_cann": software,
                    # only the software CANN names the failed check ("check B9 failed") in its messages
-                   "names_checks": software, "deterministic": self.session.deterministic, "relaunch": self.relaunch_all,
+                   "names_checks": software, "deterministic": bool(self.session.deterministic),
+                   "determinism_level": int(self.session.deterministic), "relaunch": self.relaunch_all,
                    "device_count": self.session.device_count, "leak_check_meminfo": self._memory.describe(),
                    "ASCEND_OPP_PATH": os.environ.get("ASCEND_OPP_PATH")}
         details.update(setenv.facts(libs.root))            # which set_env.sh, how applied, the variables

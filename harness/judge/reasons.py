@@ -9,4 +9,5 @@ WROTE_INTO_INPUT = "the library wrote into input"            # + " gradOutput: .
 WORKSPACE_OVERRUN = "the library wrote past the end of its workspace"
 OUTSIDE_VIEW = "wrote outside the output view"         # + ": " the region, byte offset, bytes found and expected
 NONDETERMINISTIC = "nondeterministic:"
+BATCH_SLICE = "batch-slice inconsistent:"                   # + " gradInput[i:j] differs ..." (batch_slice.py)
 RELAUNCH = "second launch of the repeatable executor"        # + ": " what that launch got wrong

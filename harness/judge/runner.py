@@ -13,7 +13,8 @@ from ..backends.base import Backend, BackendInfo, LaunchFailed
 from ..inputs import guard
 from ..core.status import Status
 from ..model import Case
-from . import cache as cache_mod, compare, digest, perf as perf_mod, reasons
+from . import batch_slice, cache as cache_mod, compare, digest, perf as perf_mod, reasons
+from .device_time import LaunchMeter
 from .outcome import Outcome
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
@@ -34,12 +35,15 @@ def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod
     (for --dump-failures)."""
     start = time.perf_counter()
     info: BackendInfo = backend.info
-    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties())
+    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties(),
+                  started_at=time.time())
+    metered = LaunchMeter(backend)      # every launch's time: how long the case kept its device busy
     try:
         with _mode_for(case, backend):
-            return _judge(case, backend, family, out, cache, capture)
+            return _judge(case, metered, family, out, cache, capture)
     finally:
         out.duration_s = time.perf_counter() - start
+        out.device_s = metered.total
 
 
 def _fail(out: Outcome, reason: str) -> Outcome:
@@ -147,6 +151,11 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         clock.lap("repeat")
         if differs:
             return _fail(out, differs)
+    inconsistent = batch_slice.check(case, backend, family, inputs, result, bool(promise), out)   # level 3
+    if isinstance((out.determinism or {}).get("batch_slice"), dict):      # a slice was run
+        clock.lap("batch_slice")
+    if inconsistent:
+        return _fail(out, inconsistent)
     if _timed(case, backend):
         _measure(case, backend, inputs, prepared, out)
         clock.lap("perf")

@@ -39,7 +39,7 @@ class Output:
         if run is None:
             return backends.preview(self.settings.backend, self.settings)
         workers = self.settings.case_workers
-        how = "auto" if config.getoption("case_workers") == "auto" else "--case-workers"
+        how = self.settings.case_workers_why or "--case-workers"
         why = run.properties.get("fallback_reason")
         if why:     # the paths tried stay in summary.json's properties and in `./run doctor`
             why = discovery.fallback_headline(why) + " (summary.json's fallback_reason and ./run doctor list the paths tried)"

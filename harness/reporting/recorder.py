@@ -14,7 +14,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import identity as ident_mod, perf_gate, perf_summary, records as rec_mod, writers
+from . import identity as ident_mod, perf_gate, perf_summary, records as rec_mod, utilisation, writers
 from .baseline import Baseline
 from .gate import GateResult, evaluate
 from .runs import Report, Run
@@ -56,6 +56,7 @@ class Recorder:
         self.perf: perf_gate.PerfGate | None = None     # the perf verdicts of a gated run
         self.gate_lines: list[str] = []       # the gate's verdict, or why there is none (a refused baseline)
         self.perf_lines: list[str] = []       # what a perf run measured, when no gate judged it
+        self.utilisation: dict | None = None   # per device, busy / wall (utilisation.py), once finished
 
     def add(self, record: dict, text: str | None = None) -> None:
         """`text`: the record already encoded (strict JSON, one line), when it arrived that way."""
@@ -151,6 +152,7 @@ class Recorder:
         self.gate_lines = [f"GATE REFUSED: {refused}"] if refused else self.gate.lines() if self.gate else []
         self._gate_perf(baseline if self.gate else None)
         counts = self.counts()
+        self.utilisation = utilisation.summary(self.records)
         summary = {"identity": self.identity, "banner": self.banner, "properties": self.properties,
                    "duration_s": round(time.time() - self._t0, 3),
                    "totals": {s.value: n for s, n in Counter(rec_mod.status_of(r) for r in self.records).items()},
@@ -159,7 +161,8 @@ class Recorder:
                                  "repro": r.get("repro", "")}
                                 for r in self.records if rec_mod.status_of(r).is_failure],
                    "notes": [{"case_id": c, "note": n} for c, n in self.notes],
-                   "gate": self.gate_lines or None, "performance": perf_summary.summary(self.records)}
+                   "gate": self.gate_lines or None, "performance": perf_summary.summary(self.records),
+                   "utilisation": self.utilisation}
         (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
         text = [self.banner, *self.table()]
         if self.notes:

@@ -242,7 +242,8 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
         "phase2_status": outcome.phase2_status, "sync_status": outcome.sync_status,
         "standard": (verdict or {}).get("standard"), "metrics": metrics_of(verdict),
         "worst": (verdict or {}).get("worst"), "verdict": verdict, "digests": dict(outcome.digests),
-        "timings": {**outcome.timings, "total": outcome.duration_s}, "launch_s": outcome.launch_s,
+        "timings": {**outcome.timings, "total": outcome.duration_s}, "started_at": outcome.started_at,
+        "launch_s": outcome.launch_s, "device_s": outcome.device_s,
         "launches": outcome.launches, "launches_note": outcome.launches_note,
         "problems": list(outcome.problems),
         "repro": ctx.repro if decision.status is not Status.PASS else "",
@@ -250,7 +251,7 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
         "backend": record_identity(outcome.backend or props),
         "worker": outcome.worker, "device_resets": outcome.device_resets,
         **{k: outcome.diagnostics[k] for k in DIAGNOSTIC_KEYS if k in outcome.diagnostics},
-        "dump": outcome.dump, "perf": outcome.perf,
+        "dump": outcome.dump, "perf": outcome.perf, "determinism": outcome.determinism,
     }
     return rec
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..backends.base import banner
 from . import baseline as bl, identity, perf_baseline, records as rec_mod, repro_line as repro, reruns
-from . import shard as shard_mod
+from . import shard as shard_mod, utilisation
 from .gate import is_gate_failure
 from .recorder import Recorder
 from ..target import Target
@@ -257,7 +257,7 @@ class RunReporting:
                     out.append(f"         repro: {r['repro']}")
             if len(bad) > 30:
                 out.append(f"... and {len(bad) - 30} more (results.jsonl, summary.md)")
-        out += [rec.banner, *rec.table()]
+        out += [rec.banner, *rec.table(), *utilisation.lines(rec.utilisation)]
         unexpected = sum(r["status"] == Status.UNEXPECTED_PASS.value for r in rec.records)
         if unexpected:
             out.append(f"{unexpected} UNEXPECTED_PASS: a known deviation or baseline entry no longer fails "

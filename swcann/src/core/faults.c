@@ -61,6 +61,7 @@ static const char *const k_names[] = {
     "relaunch_not_zeroed",    /* common.c: a repeatable executor clears gradInput on its first launch only */
     "relaunch_no_kernel",     /* common.c: a repeatable executor's later launches run no kernel */
     "relaunch_stale_workspace",/* common.c: a repeatable executor's later launches use the first launch's workspace */
+    "batch_order_varies",     /* pool_kernels.c: batch n > 0 sums its overlapping windows in another order */
 };
 /* Performance faults: a kernel does genuinely more work (never a sleep) and its results stay
  * bit-identical; seen only through timings (aclrtEventElapsedTime). Kept apart from k_names,
