@@ -359,3 +359,12 @@ def test_device_use_reads_old_and_new_records_alike(tmp_path):
     (directory / "summary.json").write_text(json.dumps(dict(summary, duration_s=12.5)))
     run = load_run(directory)
     assert [r["wall_s"] for r in Report("r", [run], run.records).device_use()] == [12.5, 12.5]
+
+
+def test_plot_text_is_shown_as_written_and_escaped():
+    """A '$' is text, not mathtext; markup characters are escaped by the SVG writer; a control
+    character is shown as \\xNN (printable()), never written raw into the page."""
+    svg = plots.metric_strip("Op$x^2$ <b>&\x07", [("float<16>", "m$e", 0.5)])
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert "Op$x^2$ &lt;b&gt;&amp;\\x07" in texts and "float&lt;16&gt;" in texts and "m$e" in texts, texts
+    assert "\x07" not in svg and "<b>" not in svg
