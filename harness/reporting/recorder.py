@@ -169,7 +169,7 @@ class Recorder:
             text.append(f"{len(self.notes)} case(s) carry a note: a documented claim the code does not follow, "
                         "or a deviation they target (summary.json)")
         (self.dir / "summary.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
-        run = Run(str(self.dir), self.identity, self.records, manifest)
+        run = Run(str(self.dir), self.identity, self.records, manifest, summary["duration_s"])
         report = Report(f"aclnn conformance: {run.label}", [run], self.records, gate_lines=self.gate_lines)
         self._close_results()
         writers.write_all(report, self.dir, html=self.html)
