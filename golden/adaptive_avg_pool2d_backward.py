@@ -14,6 +14,9 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo
+from ._models._checks import (invalid_if, is_regbase, not_null, out_pointers_written, rank_in, same_dims,
+                              same_dtype, success_if_empty, tensor, dtype_in)
+from ._phase1 import Phase1Model
 
 OUTPUT = "out"
 
@@ -158,8 +161,46 @@ def _example():
     assert ref.reshape(-1).tolist() == [2.0, 1.0, -1.0]
 
 
+# ------------------------------------------------------------ phase 1 (the case file's checks)
+# In the golden module rather than golden/_models/ so that the operator stays three files.
+
+def _grad_dtypes(family):
+    """B2: 910B, 910_93 and 950 take fp32, fp16 and bf16; no other family has the op."""
+    if is_regbase(family) or family in ("ascend910b", "ascend910_93"):
+        return frozenset({"float32", "float16", "bfloat16"})
+    return frozenset()
+
+
+def _ranks_differ(call, family):
+    return tensor(call, "gradOutput").rank != tensor(call, "self").rank
+
+
+def _lead_dims_differ(call, family):
+    grad, x = tensor(call, "gradOutput"), tensor(call, "self")
+    return grad.dims[:-2] != x.dims[:-2]
+
+
+def _spatial_not_positive(call, family):
+    grad, x = tensor(call, "gradOutput"), tensor(call, "self")
+    return any(len(t.dims) >= 2 and min(t.dims[-2:]) <= 0 for t in (grad, x))
+
+
+MODEL = Phase1Model((
+    not_null("B1", "gradOutput", "self", "out"),
+    dtype_in("B2", "gradOutput", _grad_dtypes),
+    same_dtype("B3", "gradOutput", "self", "out"),
+    rank_in("B4", frozenset({3, 4}), "self"),
+    invalid_if("B5", _ranks_differ),
+    invalid_if("B6", _lead_dims_differ),
+    same_dims("B7", "self", "out"),
+    invalid_if("B8", _spatial_not_positive),
+    success_if_empty("B9", "self"),
+    out_pointers_written("out-pointers"),
+))
+
+
 INFO = _opinfo.OpInfo(
     gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
     required_tags=frozenset({"rank3", "rank4", "divisible", "overlap", "output>input", "global"}),
     mutants={"window end floored": _end_floored, "constant divisor": _mean_divisor},
-    examples=(_example,), grad_shape_free=True)
+    examples=(_example,), grad_shape_free=True, model=MODEL)
