@@ -24,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from . import per_axis, size_limits, traceability
+from ..core.errors import CaseFileError
 from ..core.families import FAMILIES
 from ..model import LAYOUTS, Case
 from .requirements import AI_CORES, FLOAT_CLASSES, INT_CLASSES, TILE_ELEMENTS
@@ -140,7 +141,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.scaffold:
         return _scaffold(args)
-    loaded = traceability.load_all(args.cases)
+    try:
+        loaded = traceability.load_all(args.cases)
+    except CaseFileError as e:          # one line naming the file, group and field, as a run says it
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     text = render(loaded)
     if args.out:
         Path(args.out).write_text(text)
@@ -159,15 +164,18 @@ def _scaffold(args) -> int:
         attrs = yaml.safe_load(args.attrs) if args.attrs else None
         if attrs is not None and not isinstance(attrs, dict):
             raise ValueError(f"--attrs: a mapping of attribute names to values, got {args.attrs!r}")
-        scaffold.scaffold_file(Path(args.scaffold), [d for d in args.dtypes.split(",") if d],
-                               [d for d in args.index_dtypes.split(",") if d] or None,
-                               [int(d) for d in args.shape.split(",") if d] or None, attrs)
+        _, prepared = scaffold.scaffold_file(Path(args.scaffold), [d for d in args.dtypes.split(",") if d],
+                                             [d for d in args.index_dtypes.split(",") if d] or None,
+                                             [int(d) for d in args.shape.split(",") if d] or None, attrs)
     except (OSError, ValueError, yaml.YAMLError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     todo = Path(args.scaffold).read_text(encoding="utf-8").count("# TODO")
     print(f"{args.scaffold}: groups written ({todo} TODO); `python -m harness.audit.coverage --cases "
           f"{Path(args.scaffold).parent}` lists what is still missing")
+    if not prepared:
+        print("note: the op's golden could not prepare the base call (is golden/<op>.py written, and are "
+              "--shape and --attrs a valid call?): shape changes per axis are TODOs; scaffold again once it can")
     return 0
 
 

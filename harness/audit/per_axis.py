@@ -98,7 +98,7 @@ def touched(case: Case, base_shapes) -> frozenset[str] | None:
 
 
 def touched_values(case: Case, base_shapes) -> dict[str, object] | None:
-    """Axis -> the new value there (an attribute element; None for a shape change) for every axis
+    """Axis -> the new value there (an attribute element, or a tensor's new dimension) for every axis
     an invalid case's change touches; None when some change is not per-axis."""
     m = case.mutation
     if m is None or m.null:
@@ -113,7 +113,7 @@ def touched_values(case: Case, base_shapes) -> dict[str, object] | None:
         names = dim_names(case.op, len(after))
         if not names:
             return None
-        axes.update({names[i]: None for i, (a, b) in enumerate(zip(before, after)) if a != b})
+        axes.update({names[i]: b for i, (a, b) in enumerate(zip(before, after)) if a != b})
     for name, value in m.attrs.items():
         before, after = _per_axis(case.op, case.attrs.get(name)), _per_axis(case.op, value)
         if before is None or after is None:

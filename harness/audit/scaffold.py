@@ -124,29 +124,36 @@ class _Scenarios:
                                   **({"families": placed["families"]} if "families" in placed else {})}))
 
     def _axis(self, chk: dict, axis: str) -> None:
+        """A scenario that breaks the check on `axis` alone: an attribute's element set to the check's
+        boundary, or one dimension of the tensor the check names first (the one it compares with the
+        others: "out shape == self shape") changed, to the boundary where the check has one."""
         cid, what = chk["id"], chk.get("what", "")
         spatial = SPATIAL[-self.header["spatial_rank"]:]
         arrays = _tensors_named(what, self.sig, ("int_array",))
-        if "boundary" in chk:
-            if arrays and axis in spatial and arrays[0] in self.base["attrs"]:
+        if "boundary" in chk and arrays:
+            if axis in spatial and arrays[0] in self.base["attrs"]:
                 values = list(self.base["attrs"][arrays[0]])
                 values = values * len(spatial) if len(values) == 1 else values
                 values[spatial.index(axis)] = chk["boundary"]
                 self.add(chk, f"{cid}-{axis}", {"attrs": {arrays[0]: values}})
             else:
-                self.add(chk, f"{cid}-{axis}", {}, f"TODO {cid}-{axis}: set the {axis} element of the attribute "
-                                                      f"{cid} checks to {chk.get('boundary')}, the boundary")
+                self.add(chk, f"{cid}-{axis}", {}, f"TODO {cid}-{axis}: set the {axis} element of {arrays[0]} "
+                                                      f"to {chk['boundary']}, the boundary")
             return
         tensors = _tensors_named(what, self.sig) or [self.header["output_like"]]
-        target = tensors[-1]
+        target = tensors[0]
         shape = list((self.shapes or {}).get(target) or ())
         names = ("N", "C") + spatial if len(shape) == len(spatial) + 2 else ("?",) + spatial
         if not shape or axis not in names:
             self.add(chk, f"{cid}-{axis}", {}, f"TODO {cid}-{axis}: change one tensor's {axis} alone "
-                                                  f"({target}'s shape is not known here)")
+                                                  f"({target}'s shape is not known: is golden/{self.header['golden']}.py "
+                                                  f"there and does it prepare the base call?)")
             return
-        shape[names.index(axis)] += 1
-        self.add(chk, f"{cid}-{axis}", {"tensors": {target: {"shape": shape}}})
+        i = names.index(axis)
+        shape[i] = chk["boundary"] if "boundary" in chk else shape[i] + 1
+        self.add(chk, f"{cid}-{axis}", {"tensors": {target: {"shape": shape}}},
+                 None if len(tensors) > 1 or "boundary" in chk else
+                 f"TODO {cid}-{axis}: {target}'s {axis} changed alone; check that {cid} compares it")
 
 
 def groups_text(header: dict, dtypes: list[str], index_dtypes: list[str] | None = None,
@@ -189,8 +196,10 @@ def groups_text(header: dict, dtypes: list[str], index_dtypes: list[str] | None 
 
 
 def scaffold_file(path: Path, dtypes: list[str], index_dtypes: list[str] | None = None,
-                  shape: list[int] | None = None, attrs: dict | None = None) -> str:
-    """Rewrite `path` as its header (everything before `groups:`) plus the scaffolded groups; the text."""
+                  shape: list[int] | None = None, attrs: dict | None = None) -> tuple[str, bool]:
+    """Rewrite `path` as its header (everything before `groups:`) plus the scaffolded groups. Returns
+    the text, and whether the op's golden prepared the base call (else the per-axis shape changes
+    are TODOs: write the golden first, then scaffold again)."""
     text = Path(path).read_text(encoding="utf-8")
     head = text.split("\ngroups:", 1)[0].rstrip("\n") + "\n"
     header = yaml.safe_load(head) or {}
@@ -203,7 +212,7 @@ def scaffold_file(path: Path, dtypes: list[str], index_dtypes: list[str] | None 
     if shapes:
         new = head + "\n" + groups_text(header, dtypes, index_dtypes, shape, attrs, shapes)
         Path(path).write_text(new, encoding="utf-8")
-    return new
+    return new, shapes is not None
 
 
 def _base_shapes(path: Path) -> dict | None:
