@@ -10,8 +10,9 @@ and that output must hold the bits of the full run's output [N//2:N]. The slice 
 purpose: a library whose result depends on where a plane sits in the batch (its offset, a tiling
 that splits the batch) gives the first planes the same treatment either way.
 
-Where it applies, per operator (spec section C of each op; every (n, c) plane is computed on its
-own by all five, so the spec rules the check out only where the bits may vary by themselves):
+Where it applies is the operator's data: its golden INFO's `order_varies` names the calls whose bits
+the spec says may vary by themselves (every (n, c) plane is computed on its own by all five ops, so
+nothing else rules the check out). For the five, per spec section C:
 * MaxPool2dWithIndices, MaxPool3dWithArgmax: yes. Only the summation order of overlapping windows
   varies, and deterministic mode (which level 3 sets) fixes it on A2/A3 (their Normal tiling reads
   the flag); the 950 kernels accumulate in an fp32 buffer.
@@ -22,32 +23,16 @@ own by all five, so the spec rules the check out only where the bits may vary by
   output size): that tiling never reads the deterministic flag and sums with fp32 atomic adds, so
   even two runs of the same batch may differ (spec C "Determinism", G.12). The divisible path writes
   each element once and is checked.
-An operator this table does not name is checked: the spec's silence does not rule it out.
+An operator without `order_varies` is checked: the spec's silence does not rule it out.
 """
 from __future__ import annotations
 
+import golden
 import torch
 
 from .. import inputs as inputs_mod
 from ..model import Case
 from . import reasons
-
-A2A3 = ("ascend910b", "ascend910_93")
-
-
-def _adaptive(case: Case, family: str | None) -> str | None:
-    if family not in A2A3:
-        return None
-    h, w = case.shape[-2:]
-    oh, ow = case.attrs.get("outputSize") or (0, 0)
-    if oh and ow and h % oh == 0 and w % ow == 0:
-        return None
-    return (f"not checked on {family}: overlapping adaptive windows are summed with atomic adds whose order "
-            f"the A2/A3 tiling does not fix, even in deterministic mode (spec C Determinism, G.12)")
-
-
-# operator -> (case, family) -> why the spec rules the check out for that case, or None
-_RULED_OUT = {"AdaptiveMaxPool2dBackward": _adaptive}
 
 SLICE_LEVEL = 3
 
@@ -67,8 +52,9 @@ def not_applicable(case: Case, family: str | None) -> str | None:
         return f"not checked: {len(case.shape)}-D {case.op.shaped.name} has no batch dim (batched: {max(ranks)}-D)"
     if case.shape[0] < 2:
         return f"not checked: batch {case.shape[0]} has no slice smaller than itself"
-    rule = _RULED_OUT.get(case.op.name)
-    return rule(case, family) if rule else None
+    varies = getattr(getattr(golden.load(case.op.golden), "INFO", None), "order_varies", None)
+    why = varies(tuple(case.shape), case.attrs, family) if varies else None
+    return f"not checked on {family}: {why}" if why else None
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
