@@ -7,10 +7,8 @@ tail) and after the workspace holds a per-case pattern, compared byte for byte a
 """
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

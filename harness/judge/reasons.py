@@ -3,7 +3,7 @@
 quietly change what the reason is classified as."""
 from __future__ import annotations
 
-from ..acl.meminfo import NOT_RETURNED as MEMORY_NOT_RETURNED    # a backend's problem: + ": N bytes less free ..."
+from ..acl.meminfo import NOT_RETURNED as MEMORY_NOT_RETURNED  # noqa: F401 (re-exported)  # a backend's problem: + ": N bytes less free ..."
 
 WROTE_INTO_INPUT = "the library wrote into input"            # + " gradOutput: ..." (the inputs, then a colon)
 WORKSPACE_OVERRUN = "the library wrote past the end of its workspace"
