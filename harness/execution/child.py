@@ -67,7 +67,21 @@ def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[Out
         outcome = _outcome_of_exception(case, e)
     if capture and outcome.raw is Status.FAIL and "traceback" not in outcome.diagnostics:
         outcome.dump = arrays.write_arrays(Path(dump_dir), case.id, capture)
+        if backend.reports_status and capture.get("args") is not None:
+            outcome.dump.update(_c_repro(case, capture, backend.info.family, Path(outcome.dump["path"])))
     return outcome, _recover(backend, outcome)
+
+
+def _c_repro(case, capture: dict, family: str | None, npz: Path) -> dict:
+    """A failing aclnn case's standalone C reproducer beside its arrays (the .npz's name without
+    the suffix): what a library vendor builds and runs without the harness. Writing it must never
+    cost the case its result, so a reproducer that cannot be written says why instead."""
+    from ..repro import write_c_repro
+    try:
+        return {"c_repro": str(write_c_repro(case, capture["args"], capture.get("golden"),
+                                             npz.with_suffix(""), family or None))}
+    except Exception as e:
+        return {"c_repro_error": f"{type(e).__name__}: {e}"[:500]}
 
 
 def serve(channel: Channel) -> int:

@@ -31,8 +31,8 @@ def _outside_view_damage(arg, result) -> "guard.Damage | None":
 
 def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod.GoldenCache | None" = None,
              capture: dict | None = None) -> Outcome:
-    """Judge one case. `capture`, when given, receives its inputs, golden and actual outputs
-    (for --dump-failures)."""
+    """Judge one case. `capture`, when given, receives its inputs, golden and actual outputs and
+    the argument list the backend received (for --dump-failures)."""
     start = time.perf_counter()
     info: BackendInfo = backend.info
     out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties(),
@@ -101,7 +101,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
     clock.lap("inputs")
     if capture is not None:
-        capture.update(inputs=dict(inputs), golden=expected)
+        capture.update(inputs=dict(inputs), golden=expected, args=args)     # args: for the C reproducer
     relaunch = (case.relaunch or getattr(backend, "relaunch_all", False)) and getattr(backend, "repeatable_executors", False)
     try:
         result = backend.run(case.op.descriptor, args, relaunch=True) if relaunch else \

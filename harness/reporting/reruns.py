@@ -41,7 +41,8 @@ def finish_dump(record: dict, written: dict | None) -> str | None:
     """Complete the .npz the case worker wrote for a failing case with the record's meta; its path."""
     if not written or not records.parse(record["attempts"][0]).is_failure:
         return None
-    return str(dump.add_meta(Path(written["path"]), record, written["dtypes"]))
+    return str(dump.add_meta(Path(written["path"]), record, written["dtypes"],
+                             {k: v for k, v in written.items() if k.startswith("c_repro")}))
 
 
 def remeasure(record: dict, outcome: Outcome, run, own, bench=None) -> bool:
