@@ -174,7 +174,7 @@ class AclnnBackend:
                 raise
             fresh = {name: outputs[name].storage.clone() for name in device_out}   # what each launch starts from
         workspace, guard_at = None, alloc_size(workspace_size.value)
-        tail = _workspace_guard(outputs)
+        tail = workspace_guard_pattern(outputs)
         if workspace_size.value > 0:
             try:
                 workspace = _guarded_workspace(objs, guard_at, tail)
@@ -323,7 +323,7 @@ class AclnnBackend:
         return phase1, phase2
 
 
-def _workspace_guard(outputs: dict):
+def workspace_guard_pattern(outputs: dict):
     """The pattern of the workspace's tail guard: the case's own, as its outputs' guards are (an
     argument list built without them gets a fixed one)."""
     from ..inputs import guard          # torch comes with the inputs layer: never in the pytest process
@@ -351,7 +351,7 @@ class _Launch:
         self.backend, self.objs, self.phase2, self.executor = backend, objs, phase2, executor
         self.workspace_size = workspace_size
         self.device_out, self.device_in = device_out, device_in
-        self.tail = tail                # the workspace's guard pattern (_workspace_guard)
+        self.tail = tail                # the workspace's guard pattern (workspace_guard_pattern)
 
     def run(self, status: int, outputs: dict, timings: dict, workspace: int | None) -> RunResult:
         """One phase-2 call with `workspace` (its guard bytes follow its rounded end)."""
