@@ -86,6 +86,13 @@ class OpInfo:
     deviations: tuple[ImplDeviation, ...] = ()
     # spec section B as code (golden/_phase1.py): (Call, family) -> Phase1, the check that fires first
     model: Callable | None = None
+    # gradOutput's shape is itself the op's output size (an adaptive pool without an outputSize
+    # parameter): another gradOutput shape is another valid call, not a mistake the golden refuses
+    grad_shape_free: bool = False
+    # (shape, attrs, family) -> why the real library's bits may vary between runs of this call by
+    # themselves (spec C "Determinism"), or None: such a call has no batch-slice check at
+    # --determinism-level 3 (harness/judge/batch_slice.py). None here: deterministic everywhere.
+    order_varies: Callable | None = None
 
 
 # ------------------------------------------------------------------ shared by the max pools

@@ -113,6 +113,19 @@ def _repo_example():
     assert ref.reshape(-1).tolist() == got
 
 
+def _order_varies(shape, attrs, family):
+    # spec C "Determinism", G.12: the A2/A3 non-divisible tiling never reads the deterministic flag
+    # and sums overlapping windows with fp32 atomic adds; the divisible path writes each element once
+    if family not in _opinfo.A2A3:
+        return None
+    h, w = shape[-2:]
+    oh, ow = attrs.get("outputSize") or (0, 0)
+    if oh and ow and h % oh == 0 and w % ow == 0:
+        return None
+    return (f"overlapping adaptive windows are summed with atomic adds whose order the {family} tiling "
+            f"does not fix, even in deterministic mode (spec C Determinism, G.12)")
+
+
 INFO = _opinfo.scatter_op_info(
     golden, gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
     required_tags=frozenset({"rank3", "rank4", "divisible", "non-divisible", "output>input"}),
@@ -137,4 +150,4 @@ INFO = _opinfo.scatter_op_info(
             groups=("dev_no_deterministic_switch",)),
         _opinfo.empty_grad_unwritten("C (Empty tensors), G.5", "PyTorch rejects an empty gradOutput plane"),
     ),
-    model=MODEL)
+    model=MODEL, order_varies=_order_varies)

@@ -7,6 +7,7 @@ the program must say FAIL and why, with the numbers compare.py gives for the byt
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import re
@@ -25,6 +26,7 @@ from harness.audit import traceability
 from harness.core import dtypes, families
 from harness.core.status import Status
 from harness.judge import compare, digest, runner
+from harness.reporting import dump_meta
 from harness.model.spec import OUT_POINTERS
 from harness.repro import BUILD_COMMAND, c_standards, lookup, soc, write_c_repro
 from harness.repro import __main__ as repro_cli, plan as plan_mod
@@ -327,15 +329,17 @@ def test_a_family_without_an_expectation_is_refused(capsys):
 
 # ---------------------------------------------------------------- what the generator reads
 
-def test_output_fill_is_the_harness_poison_of_every_byte_of_the_storage():
-    """The program refills each output with one element's bytes; build_args filled it whole."""
+def test_output_storage_is_laid_as_the_harness_lays_it():
+    """The program uploads each output's whole storage as build_args laid it: the poison in every
+    element of the view and the case's exact guard bytes outside it (harness/inputs/guard.py)."""
     for case, _ in SELECTED.values():
         args, golden = lookup.materials(case, FAMILY)
         plan = plan_mod.make(case, args, golden, FAMILY)
         for t in plan.tensors:
-            if t.is_output:
-                storage = next(a.value.storage for a in args if a.name == t.name)
-                assert t.fill * (t.storage_bytes // len(t.fill)) == raw_bytes(storage), (case.id, t.name)
+            if t.is_output and not t.unbacked:
+                arg = next(a.value for a in args if a.name == t.name)
+                assert t.data == raw_bytes(arg.storage), (case.id, t.name)
+                assert t.fill * arg.device_view.numel() == raw_bytes(arg.device_view), (case.id, t.name)
 
 
 def test_written_after_the_run_equals_written_before(tmp_path, backend):
@@ -370,7 +374,7 @@ def test_soc_patterns_say_what_the_family_table_says(name):
 
 def test_every_standard_of_compare_has_its_c_comparator():
     for name in compare.STANDARDS:
-        assert c_standards.headline(name) == compare._REGISTRY[name].headline
+        assert c_standards.headline(name) == compare.headline(name)
 
 
 # ---------------------------------------------------------------- the C comparison, on real outputs
@@ -545,6 +549,35 @@ def test_a_broken_library_is_reported_with_its_numbers(fault, pattern, family, s
     if case.runs_numerics(family) and (directory / f"{_output(case)}.actual.bin").exists():
         verdict = _python_verdict(case, family, directory, _output(case))
         _same_judgement(broken, verdict, _output(case))
+
+
+# Faults that touch the bytes the harness guards: the reproducer --dump-failures writes for the
+# failing case must say what the harness's record says, in the same words (region, offset, bytes
+# found and expected, count), since it lays the same guard bytes and compares them the same way.
+GUARD_FAULTS = [
+    ("write_past_end", r"AvgPool2dBackward\.layouts\[float32-2x3x9x9-.*-strided-", FAMILY),
+    ("workspace_undersized", r"AdaptiveMaxPool2dBackward\.overlapping_half\[float16-int32-2x3x9x9-os4x4", "ascend910b"),
+]
+
+
+@pytest.mark.parametrize("fault,pattern,family", GUARD_FAULTS, ids=[f[0] for f in GUARD_FAULTS])
+def test_dumped_reproducer_says_what_the_record_says(fault, pattern, family, tmp_path, swcann_root):
+    case = _first(pattern)
+    nodeid = f"cases/{Path(case.op.path).name}::{case.name}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWCANN_", "ASCEND_"))}
+    proc = subprocess.run([sys.executable, "-m", "pytest", nodeid, "--backend", "aclnn", "--soc", family, "-n", "0",
+                           "-q", "-p", "no:cacheprovider", "--no-html", "--tier", "all", "--dump-failures",
+                           "--report-dir", str(tmp_path / "rep")], cwd=swenv.REPO, env={**env, "SWCANN_FAULTS": fault},
+                          capture_output=True, text=True, timeout=300)
+    records = [json.loads(x) for x in (tmp_path / "rep" / "results.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in records] == ["FAIL"], proc.stdout + proc.stderr
+    meta, _ = dump_meta.load(Path(records[0]["dump"]))
+    directory = Path(meta["c_repro"])
+    assert _build(directory, swcann_root).returncode == 0
+    program = _run(directory, swcann_root, None, family, SWCANN_FAULTS=fault)
+    assert (program.verdict, program.rc) == ("FAIL", 1), program.text
+    assert records[0]["reason"] in program.one(r"^verdict: FAIL: (.*)$").group(1), (records[0]["reason"], program.text)
+    assert re.search(r"at byte \d+: found [0-9a-f ]+(\.\.\.)?, expected [0-9a-f ]+", records[0]["reason"])
 
 
 def test_a_golden_one_ulp_off_is_one_bitwise_mismatch_at_its_index(tmp_path, swcann_root):

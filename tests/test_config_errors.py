@@ -265,4 +265,7 @@ def test_a_harness_error_while_recording_a_failure_keeps_the_failure(tmp_path):
     assert len(bad) == 1 and bad[0]["status"] == "FAIL", out
     assert bad[0]["reason"].startswith("gradInput: FAIL single_bm_high_performance[float32]"), bad[0]["reason"]
     assert bad[0]["harness_error"].startswith("--dump-failures: cannot write the arrays: FileExistsError"), bad[0]
+    import jsonschema
+    schema = json.loads((REPO / "harness" / "reporting" / "record.schema.json").read_text())
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(bad[0]))
     assert "harness error: --dump-failures: cannot write the arrays" in out

@@ -126,6 +126,29 @@ def test_dump_reloads_with_inputs_golden_actual_and_the_same_metrics(tmp_path):
     assert tuple(verdict.worst["index"]) == tuple(rec["worst"]["index"])
 
 
+def test_dump_has_a_c_reproducer_that_fails_the_same_way_without_the_harness(tmp_path, swcann_root):
+    """--dump-failures on the aclnn backend writes each failing case's standalone C program beside
+    its arrays; built with the documented command and run against the same library (the deviation
+    switched on) it fails the case too, with the harness's output digest; on the correct library it passes."""
+    from harness.repro import BUILD_COMMAND
+    from tests import swenv
+    code, _, records = _suite(tmp_path, "--dump-failures")
+    rec = records[0]
+    meta, _ = dump.load(Path(rec["dump"]))
+    directory = Path(meta["c_repro"])
+    assert directory == Path(rec["dump"]).with_suffix("") and (directory / "repro.c").is_file(), meta
+    env = {**swenv.env_for(swcann_root), "SWCANN_SOC": "ascend910b"}
+    built = subprocess.run(["bash", "-c", BUILD_COMMAND], cwd=directory, env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert built.returncode == 0, built.stdout + built.stderr
+    faulty = subprocess.run(["./repro"], cwd=directory, env={**env, "SWCANN_DEVIATIONS": "1"}, capture_output=True,
+                            text=True, timeout=120)
+    assert faulty.returncode == 1 and "FAIL" in faulty.stdout, faulty.stdout + faulty.stderr
+    assert all(d in faulty.stdout for d in rec["digests"].values()), (rec["digests"], faulty.stdout)
+    correct = subprocess.run(["./repro"], cwd=directory, env=env, capture_output=True, text=True, timeout=120)
+    assert correct.returncode == 0, correct.stdout + correct.stderr
+
+
 # ------------------------------------------------------------------ reruns: an injected flaky case
 
 # Cases run in the case worker (harness/execution/child.py), which imports the runner's run_case

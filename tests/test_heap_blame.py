@@ -3,9 +3,11 @@
 block in one case's launch and carries on; glibc aborts in the next launch's free()."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from harness.execution import blame, logs
@@ -40,6 +42,9 @@ def test_the_victim_of_a_heap_overrun_names_its_culprit(tmp_path):
     assert culprit["blame"]["role"] == "culprit" and victim["blame"]["role"] == "victim"
     assert culprit["blame"]["victim"] == victim["case_id"]
     assert code == 1
+    schema = json.loads((REPO / "harness" / "reporting" / "record.schema.json").read_text())
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(victim))
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(culprit))
 
 
 def test_malloc_check_finds_the_overrun_at_the_culprits_own_free(tmp_path):

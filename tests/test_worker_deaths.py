@@ -4,8 +4,11 @@ ends, so a run neither waits for them nor leaves them running (execution/procfs.
 misbehaves through tests/hostile/sitecustomize.py."""
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
+import jsonschema
 import pytest
 
 from harness.execution import oom
@@ -15,6 +18,7 @@ from tests.hostile_lib import alive, hostile_env, use_hostile
 from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, write_cases
 from tests.test_robust import _pytest, _records
 
+REPO = Path(__file__).resolve().parent.parent
 F289 = faulty_numel("f289")
 
 
@@ -76,6 +80,8 @@ def test_a_forked_child_neither_delays_the_run_nor_outlives_it(tmp_path):
     assert wall < 20, wall
     left = [r for r in _records(tmp_path / "rep") if r.get("left_processes")]
     assert [r["group"] for r in left] == ["f289"] and "left 1 process(es) running" in left[0]["left_processes"]
+    schema = json.loads((REPO / "harness" / "reporting" / "record.schema.json").read_text())
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(left[0]))
 
 
 def test_what_a_crashed_worker_left_behind_is_killed_with_it(tmp_path, monkeypatch):

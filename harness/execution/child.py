@@ -77,18 +77,33 @@ def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[Out
     except Exception as e:
         outcome = _outcome_of_exception(case, e)
     if capture and outcome.raw is Status.FAIL and "traceback" not in outcome.diagnostics:
-        _dump(outcome, Path(dump_dir), case.id, capture)
+        _dump(outcome, Path(dump_dir), case, capture, backend)
     return outcome, _recover(backend, outcome)
 
 
-def _dump(outcome: Outcome, directory: Path, case_id: str, capture: dict) -> None:
-    """--dump-failures: the failing case's arrays. A dump that cannot be written is said beside the
-    failure; it never replaces the failure's own reason."""
+def _dump(outcome: Outcome, directory: Path, case, capture: dict, backend) -> None:
+    """--dump-failures: the failing case's arrays (and its C reproducer). A dump that cannot be
+    written is said beside the failure; it never replaces the failure's own reason."""
     from ..judge import arrays                 # imported by the zygote (_preload), unless it is a probe's
     try:
-        outcome.dump = arrays.write_arrays(directory, case_id, capture)
+        outcome.dump = arrays.write_arrays(directory, case.id, capture)
     except Exception as e:
         outcome.diagnostics["harness_error"] = f"--dump-failures: cannot write the arrays: {type(e).__name__}: {e}"[:1000]
+        return
+    if backend.reports_status and capture.get("args") is not None:
+        outcome.dump.update(_c_repro(case, capture, backend.info.family, Path(outcome.dump["path"])))
+
+
+def _c_repro(case, capture: dict, family: str | None, npz: Path) -> dict:
+    """A failing aclnn case's standalone C reproducer beside its arrays (the .npz's name without
+    the suffix): what a library vendor builds and runs without the harness. Writing it must never
+    cost the case its result, so a reproducer that cannot be written says why instead."""
+    from ..repro import write_c_repro
+    try:
+        return {"c_repro": str(write_c_repro(case, capture["args"], capture.get("golden"),
+                                             npz.with_suffix(""), family or None))}
+    except Exception as e:
+        return {"c_repro_error": f"{type(e).__name__}: {e}"[:500]}
 
 
 def _left_behind(outcome: Outcome) -> None:

@@ -1,6 +1,7 @@
 """--dump-failures, the meta: what the record says about a dumped case, added to its .npz.
 
-The case worker wrote the arrays (harness/judge/dump.py); `meta` (a JSON string: case id,
+The case worker wrote the arrays (harness/judge/arrays.py, in a file named by `arrays.file_name`:
+a readable prefix of the case id and a hash of all of it); `meta` (a JSON string: case id,
 status, reason, metrics, worst element, repro command, and each array's original dtype) is
 added here, in the pytest process, where the record has its identity and repro command.
 """
@@ -16,10 +17,13 @@ import numpy as np
 from .records import jsonable
 
 
-def add_meta(path: Path, record: dict, dtypes: dict) -> Path:
+def add_meta(path: Path, record: dict, dtypes: dict, c_repro: dict | None = None) -> Path:
+    """`c_repro`: {"c_repro": directory} or {"c_repro_error": why}, where the worker wrote (or could
+    not write) the case's C reproducer."""
     meta = {k: record.get(k) for k in ("case_id", "nodeid", "status", "raw_status", "reason", "metrics", "worst",
                                       "standard", "repro", "family", "soc_name")}
     meta["dtypes"] = dtypes
+    meta.update(c_repro or {})
     buf = io.BytesIO()
     np.lib.format.write_array(buf, np.array(json.dumps(jsonable(meta))))
     with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as z:

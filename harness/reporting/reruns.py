@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from . import dump_meta as dump, records
+from . import dump_meta as dump, perf_gate, records
 from ..core.status import Status
 from ..judge.outcome import Outcome
 
@@ -44,6 +44,24 @@ def finish_dump(record: dict, written: dict | None) -> tuple[str | None, str | N
     if not written or not records.parse(record["attempts"][0]).is_failure:
         return None, None
     try:
-        return str(dump.add_meta(Path(written["path"]), record, written["dtypes"])), None
+        return str(dump.add_meta(Path(written["path"]), record, written["dtypes"],
+                                 {k: v for k, v in written.items() if k.startswith("c_repro")})), None
     except Exception as e:          # a full disk, a directory gone: the record keeps its reason
         return None, f"--dump-failures: cannot complete {written['path']}: {type(e).__name__}: {e}"[:1000]
+
+
+def remeasure(record: dict, outcome: Outcome, run, own, bench=None) -> bool:
+    """The perf gate's second look (perf_gate.py): when the case's launch times are flagged against
+    its perf baselines (own, benchmark), run() once more and keep that attempt's launch times in
+    `outcome.perf["remeasured_ms"]`, for the record to be built again. An attempt that brings none
+    back (it failed, this time) says why in `remeasured_why`: the gate then calls the case
+    flagged once, not re-measured. Returns whether the outcome changed."""
+    if not outcome.perf or not (own or bench) or not perf_gate.needs_remeasurement(record, own, bench):
+        return False
+    again = run()
+    samples = (again.perf or {}).get("samples_ms")
+    if samples:
+        outcome.perf = {**outcome.perf, "remeasured_ms": samples, "remeasured_stop": again.perf.get("stop")}
+    else:
+        outcome.perf = {**outcome.perf, "remeasured_why": again.reason or f"not measured ({again.raw.value})"}
+    return True

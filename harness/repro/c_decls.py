@@ -73,7 +73,8 @@ def signature(plan: Plan) -> str:
 def _storage_words(t: TensorPlan) -> str:
     if t.unbacked:
         return f"an unbacked descriptor: {t.storage_bytes} bytes behind it, phase 1 only"
-    source = f"from {t.file}" if not t.is_output else f"filled with the poison 0x{t.fill[::-1].hex()}"
+    source = f"from {t.file}" if not t.is_output else \
+        f"from {t.file}: the poison 0x{t.fill[::-1].hex()} in the view, the case's guard bytes outside it"
     return f"{t.storage_dims[0]}-element storage {source}"
 
 
@@ -95,7 +96,7 @@ def tensor(t: TensorPlan) -> str:
         fill = f"{n}_fill"
     kind = "K_OTHER" if t.unbacked else KINDS.get(t.dtype, "K_OTHER")
     lines.append(f"static Tensor t_{n} = {{\"{t.name}\", {kind}, {t.itemsize}, {t.storage_bytes}, {rank}, "
-                 f"{n}_dims, {n}_strides, {int64(t.offset)}, {n}_ldims, {n}_lstrides, {fill}, NULL, NULL, NULL}};")
+                 f"{n}_dims, {n}_strides, {int64(t.offset)}, {n}_ldims, {n}_lstrides, {fill}, NULL, NULL, NULL, NULL}};")
     return "\n".join(lines) + "\n"
 
 
@@ -124,3 +125,11 @@ def thresholds(j: Judgement) -> str:
 def soc_patterns(plan: Plan) -> str:
     quoted = ", ".join(f"\"{p}\"" for p in plan.soc_patterns)
     return f"static const char *const SOC_PATTERNS[] = {{{quoted}, NULL}};\n"
+
+
+def workspace_guard(plan) -> str:
+    """The guard bytes the program lays after the workspace's rounded end: the case's pattern."""
+    data = plan.workspace_guard
+    rows = ",\n    ".join(", ".join(f"0x{b:02x}" for b in data[i:i + 16]) for i in range(0, len(data), 16))
+    return (f"/* the guard bytes after the workspace's rounded end (harness/inputs/guard.py, this case's pattern) */\n"
+            f"static const unsigned char g_workspace_guard[{len(data)}] = {{\n    {rows}}};\n")

@@ -1,6 +1,7 @@
 """Elements of a reproducer's tensors, in C: decoding the dtypes a comparison reads (float16 and
-bfloat16 by their bits), the harness's poison test, and the check that phase 2 left the output
-storage outside the view alone (harness/judge/runner.py `_untouched_outside_view`)."""
+bfloat16 by their bits), and the check that phase 2 left every byte of the output storage outside
+the view as the harness laid it (its exact guard bytes, compared byte for byte as
+harness/inputs/guard.py does)."""
 from __future__ import annotations
 
 DECODE = r"""
@@ -51,28 +52,49 @@ HELPER uint64_t elem_bits(const unsigned char *p, size_t item)
     return v;
 }
 
-/* The harness's is_poison: any NaN for floating dtypes, the poison value itself otherwise. */
-HELPER int is_poison(const unsigned char *p, const Tensor *t)
+/* Bytes of the output storage outside its view that phase 2 changed (harness/inputs/guard.py
+   damage()): counted over every region, the first one by offset described in `what`, in the
+   region it lies in (before the view, a stride gap, after the tail). Returns the count. */
+HELPER int64_t outside_view_damage(const Tensor *t, char *what, size_t cap)
 {
-    if (t->kind == K_F16 || t->kind == K_BF16 || t->kind == K_F32 || t->kind == K_F64)
-        return isnan(elem_double(p, t->kind));
-    return memcmp(p, t->fill, t->item) == 0;
-}
-
-/* Elements of the output storage outside its view that no longer hold the poison. */
-HELPER int64_t outside_view_changed(const Tensor *t)
-{
-    int64_t n = numel(t->dims, t->rank), count = (int64_t)(t->nbytes / t->item), k, pos = t->offset, changed = 0;
-    int64_t idx[MAX_RANK] = {0};
+    int64_t n = numel(t->dims, t->rank), count = (int64_t)(t->nbytes / t->item), k, pos = t->offset, lo = -1, hi = -1;
+    int64_t idx[MAX_RANK] = {0}, total = 0, part;
+    size_t b, cut, bounds[4];
+    const char *names[3] = {"before the view", "stride gap", "after the tail"};
     unsigned char *covered = (unsigned char *)xalloc((size_t)count);
+    unsigned char *changed = (unsigned char *)xalloc(t->nbytes);
+    int r;
     for (k = 0; k < n; k++) {
         covered[pos] = 1;
+        lo = lo < 0 || pos < lo ? pos : lo;
+        hi = pos > hi ? pos : hi;
         pos = next_index(idx, t->dims, t->strides, t->rank, pos);
     }
-    for (k = 0; k < count; k++)
-        changed += !covered[k] && !is_poison(t->host + k * t->item, t);
+    for (b = 0; b < t->nbytes; b++)
+        changed[b] = !covered[b / t->item] && t->host[b] != t->initial[b];
+    if (n == 0) {        /* no element: before the offset, then after it */
+        cut = (size_t)t->offset * t->item < t->nbytes ? (size_t)t->offset * t->item : t->nbytes;
+        bounds[0] = 0, bounds[1] = cut, bounds[2] = cut, bounds[3] = t->nbytes;
+    } else {
+        bounds[0] = 0, bounds[1] = (size_t)lo * t->item, bounds[2] = (size_t)(hi + 1) * t->item, bounds[3] = t->nbytes;
+    }
+    what[0] = 0;
+    for (r = 0; r < 3; r++) {
+        char here[256];
+        part = describe_damage(names[r], t->host, t->initial, changed, bounds[r], bounds[r + 1], 0, here, sizeof here);
+        if (part && !total)
+            snprintf(what, cap, "%s", here);
+        total += part;
+    }
     free(covered);
-    return changed;
+    free(changed);
+    if (total) {     /* the first change's words, the count over every region */
+        char *paren = strrchr(what, '(');
+        if (paren)
+            snprintf(paren, cap - (size_t)(paren - what), "(%lld guard byte%s changed)", (long long)total,
+                     total == 1 ? "" : "s");
+    }
+    return total;
 }
 """
 

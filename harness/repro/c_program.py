@@ -64,7 +64,7 @@ def _create_args(plan: Plan) -> str:
         name = c_decls.ident(a.name)
         if a.kind == "tensor":
             t: TensorPlan = a.value
-            load = f"poison_output(&t_{name})" if t.is_output else f"load_input(&t_{name}, \"{t.file}\")"
+            load = f"load_{'output' if t.is_output else 'input'}(&t_{name}, \"{t.file}\")"
             out.append(f"    if (!{load})\n        goto cleanup;\n" + c_decls.create_tensor(t))
         elif a.kind == "int_array":
             out.append(f"    a_{name} = aclCreateIntArray({name}_value, {len(a.value)});\n"
@@ -111,7 +111,7 @@ def _phase2(plan: Plan) -> str:
                       f"                snprintf(written + strlen(written), sizeof written - strlen(written), "
                       f"\"%s%s\", written[0] ? \", \" : \"\", {_c_string(t.name)});\n" for t in inputs)
     return f"""    if (status == 0) {{
-        if (workspaceSize > 0 && !workspace_alloc(&workspace, workspaceSize)) {{
+        if (workspaceSize > 0 && !workspace_alloc(&workspace, workspaceSize, g_workspace_guard)) {{
             executor_unused = 1;
             goto cleanup;
         }}
@@ -126,7 +126,7 @@ def _phase2(plan: Plan) -> str:
         if (phase2 == 0 && sync == 0) {{
             downloaded = 1;
 {downloads}{written}            if (workspace)
-                overrun = workspace_overrun(workspace, workspaceSize);
+                overrun = workspace_overrun(workspace, workspaceSize, g_workspace_guard, overrun_at, sizeof overrun_at);
         }}
     }}
 """
@@ -165,18 +165,24 @@ def _judge(plan: Plan) -> str:
                   "API\\n\");"]
     lines += ["            if (overrun)",
               f"                fail(\"{reasons.WORKSPACE_OVERRUN}: %lld of the guard bytes after the %llu bytes phase 1 "
-              "asked for changed\", (long long)overrun, (unsigned long long)workspaceSize);",
+              "asked for changed: %s\", (long long)overrun, (unsigned long long)workspaceSize, overrun_at);",
               "            if (written[0])",
               f"                fail(\"{reasons.WROTE_INTO_INPUT} %s: its device buffer changed during phase 2 "
               "(aclnn inputs are const)\", written);"]
-    for j in plan.judgements:
-        n = c_decls.ident(j.output)
-        lines += [f"            if (outside_view_changed(&t_{n}))",
-                  f"                fail({_c_format(f'{j.output}: the library {reasons.OUTSIDE_VIEW} (strided gaps changed)')});",
-                  f"            compare_output(&t_{n}, \"{j.file}\", {int(j.integer)}, \"{plan.standard}\", \"{j.dtype}\", "
+    judged = {j.output: j for j in plan.judgements}
+    for t in plan.tensors:          # in signature order, as the runner holds each output to both
+        if not t.is_output or t.unbacked:
+            continue
+        n = c_decls.ident(t.name)
+        lines += [f"            if (outside_view_damage(&t_{n}, damage, sizeof damage))",
+                  f"                fail({_c_format(f'{t.name}: the library {reasons.OUTSIDE_VIEW}: ')[:-1]}%s\", damage);"]
+        j = judged.get(t.name)
+        if j is None:
+            continue
+        lines += [f"            compare_output(&t_{n}, \"{j.file}\", {int(j.integer)}, \"{plan.standard}\", \"{j.dtype}\", "
                   f"{n}_thresholds, {j.golden_not_whole}LL, {_c_string(j.shape_mismatch)});"]
     lines.append("        }")
-    return "    if (!g_setup_failed) {\n" + "\n".join(lines) + "\n    }\n"
+    return "    (void)damage;\n    if (!g_setup_failed) {\n" + "\n".join(lines) + "\n    }\n"
 
 
 def _cleanup(plan: Plan) -> str:
@@ -199,7 +205,8 @@ def _cleanup(plan: Plan) -> str:
     out.append("    if (stream)\n        release(aclrtDestroyStream(stream), \"aclrtDestroyStream\");\n"
                "    if (device_set)\n        release(aclrtResetDevice(0), \"aclrtResetDevice(0)\");\n"
                "    if (initialised)\n        release(aclFinalize(), \"aclFinalize\");\n")
-    out += [f"    free(t_{c_decls.ident(t.name)}.host);\n" for t in plan.tensors]
+    out += [f"    free(t_{c_decls.ident(t.name)}.host);\n    free(t_{c_decls.ident(t.name)}.initial);\n"
+            for t in plan.tensors]
     return "".join(out)
 
 
@@ -227,7 +234,7 @@ int main(int argc, char **argv)
     uint64_t workspaceSize = 0;
     void *workspace = NULL;
     const char *soc, *not_run = "";
-    char digest[65], written[1024] = "";
+    char digest[65], written[1024] = "", overrun_at[256] = "", damage[256] = "";
     int64_t overrun = 0;
     int initialised = 0, device_set = 0, soc_ok = 0, executor_unused = 0, downloaded = 0, k;
 {array_decl}
@@ -281,6 +288,7 @@ def program(plan: Plan) -> str:
     parts += ["\n/* ------------------------------------------------------------------ the case */\n\n",
               c_decls.signature(plan), "\n", c_decls.soc_patterns(plan), "\n"]
     parts += [c_decls.tensor(t) + "\n" for t in plan.tensors]
+    parts.append(c_decls.workspace_guard(plan) + "\n")
     parts += [c_decls.int_array(a.name, a.value) for a in plan.args if a.kind == "int_array" and a.value is not None]
     parts += [c_decls.thresholds(j) for j in plan.judgements]
     parts.append(_main(plan))

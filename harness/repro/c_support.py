@@ -63,10 +63,11 @@ typedef struct {
     const int64_t *dims, *strides;     /* the view as passed to aclCreateTensor */
     int64_t offset;
     const int64_t *ldims, *lstrides;   /* the same view in logical (channel-first) order */
-    const unsigned char *fill;         /* outputs: the poison element the storage is filled with */
+    const unsigned char *fill;         /* outputs: the poison element every element of the view holds */
     unsigned char *host;               /* the storage uploaded; outputs: then downloaded */
     void *dev;
     aclTensor *handle;
+    unsigned char *initial;            /* outputs: the storage as uploaded (poison in the view, guard bytes outside) */
 } Tensor;
 
 static char g_dir[4096] = ".";
@@ -210,12 +211,15 @@ HELPER int load_input(Tensor *t, const char *file)
     return t->host && upload(t);
 }
 
-HELPER int poison_output(Tensor *t)
+/* An output's storage as the harness lays it: the poison in the view, the case's exact guard
+   bytes outside it (harness/inputs/guard.py); a copy is kept to find what phase 2 changed. */
+HELPER int load_output(Tensor *t, const char *file)
 {
-    size_t i;
-    t->host = (unsigned char *)xalloc(t->nbytes);
-    for (i = 0; i + t->item <= t->nbytes; i += t->item)
-        memcpy(t->host + i, t->fill, t->item);
+    t->host = read_file(file, t->nbytes);
+    if (!t->host)
+        return 0;
+    t->initial = (unsigned char *)xalloc(t->nbytes);
+    memcpy(t->initial, t->host, t->nbytes);
     return upload(t);
 }
 
@@ -234,24 +238,56 @@ HELPER int input_changed(const Tensor *t)
     return changed;
 }
 
-/* The workspace as the harness gives it: 0x@FILL_HEX@ in every byte, @GUARD@ guard bytes after its rounded end. */
-HELPER int workspace_alloc(void **ws, uint64_t size)
+/* Guard bytes a launch changed, as harness/inputs/guard.py's Damage says it: the region, the offset
+   of the first changed byte in [lo, hi) (base: the offset of byte 0 of found), the run of changed
+   bytes from there (at most 8, with " ..." when it goes on within the region) and how many changed
+   in all (`changed` per byte). Returns that count. */
+HELPER int64_t describe_damage(const char *region, const unsigned char *found, const unsigned char *expected,
+                               const unsigned char *changed, size_t lo, size_t hi, size_t base, char *what,
+                               size_t cap)
 {
-    size_t total = alloc_size((size_t)size) + @GUARD@;
-    if (!acl_ok(aclrtMalloc(ws, alloc_size(total), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc(workspace)"))
+    size_t i, at = hi, end;
+    int64_t count = 0;
+    char got[64] = "", want[64] = "";
+    for (i = lo; i < hi; i++) {
+        count += changed[i];
+        if (changed[i] && at == hi)
+            at = i;
+    }
+    if (!count)
         return 0;
-    return acl_ok(aclrtMemset(*ws, alloc_size(total), @FILL@, total), "aclrtMemset(workspace)");
+    for (end = at; end < at + 8 && end < hi && changed[end]; end++) {
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%02x", end > at ? " " : "", found[end]);
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%02x", end > at ? " " : "", expected[end]);
+    }
+    snprintf(what, cap, "%s at byte %zu: found %s%s, expected %s%s (%lld guard byte%s changed)", region, base + at,
+             got, end < hi && changed[end] ? " ..." : "", want, end < hi && changed[end] ? " ..." : "",
+             (long long)count, count == 1 ? "" : "s");
+    return count;
 }
 
-HELPER int workspace_overrun(void *ws, uint64_t size)
+/* The workspace as the harness gives it: 0x@FILL_HEX@ in every byte, then after its rounded end the
+   @GUARD@ guard bytes `guard` (the case's pattern). */
+HELPER int workspace_alloc(void **ws, uint64_t size, const unsigned char *guard)
 {
-    unsigned char guard[@GUARD@];
-    int i, changed = 0;
-    if (!to_host(guard, (unsigned char *)ws + alloc_size((size_t)size), sizeof guard))
+    size_t at = alloc_size((size_t)size), total = at + @GUARD@;
+    if (!acl_ok(aclrtMalloc(ws, alloc_size(total), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc(workspace)"))
+        return 0;
+    return acl_ok(aclrtMemset(*ws, alloc_size(total), @FILL@, total), "aclrtMemset(workspace)") &&
+           acl_ok(aclrtMemcpy((unsigned char *)*ws + at, @GUARD@, guard, @GUARD@, ACL_MEMCPY_HOST_TO_DEVICE),
+                  "aclrtMemcpy(workspace guard)");
+}
+
+/* How many of the workspace's guard bytes phase 2 changed; the first change described in `what`. */
+HELPER int64_t workspace_overrun(void *ws, uint64_t size, const unsigned char *guard, char *what, size_t cap)
+{
+    unsigned char found[@GUARD@], changed[@GUARD@];
+    size_t at = alloc_size((size_t)size), i;
+    if (!to_host(found, (unsigned char *)ws + at, sizeof found))
         return 0;
     for (i = 0; i < @GUARD@; i++)
-        changed += guard[i] != @FILL@;
-    return changed;
+        changed[i] = found[i] != guard[i];
+    return describe_damage("workspace tail", found, guard, changed, 0, @GUARD@, at, what, cap);
 }
 
 HELPER void print_ints(const int64_t *v, int n)

@@ -10,6 +10,7 @@ from the case and harness.judge.compare, the same sources the case runner judges
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,8 @@ import torch
 
 from ..target.discovery import DEFAULT_SOFTWARE_FAMILY
 from ..core import dtypes, formats
-from ..inputs import Arg, poison
+from ..backends.aclnn import WORKSPACE_GUARD, workspace_guard_pattern
+from ..inputs import Arg, guard, poison
 from ..judge import compare
 from ..model import Case
 from . import soc
@@ -39,15 +41,13 @@ class TensorPlan:
     storage_dims: tuple[int, ...]
     itemsize: int                   # bytes per storage element
     storage_bytes: int              # bytes of the whole flat storage (uploaded, downloaded)
-    data: bytes | None              # inputs: the storage as uploaded
-    fill: bytes | None              # outputs: one element's bytes; the storage holds only these before phase 2
+    data: bytes | None              # the whole storage as uploaded: an input's values; an output's poison in
+                                    # the view and the case's exact guard bytes outside it (inputs/guard.py)
+    fill: bytes | None              # outputs: one element's bytes, the poison every element of the view holds
     logical_dims: tuple[int, ...]   # the same view in channel-first order: what the golden is laid out by
     logical_strides: tuple[int, ...]
     unbacked: bool
-
-    @property
-    def file(self) -> str:
-        return f"{self.name}.bin"
+    file: str                       # the file the storage is uploaded from
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,7 @@ class Judgement:
 
     @property
     def file(self) -> str:
+        """The golden's file: float64, or int64 for an integer output."""
         return f"{self.output}.golden.{'i64' if self.integer else 'f64'}"
 
 
@@ -92,6 +93,7 @@ class Plan:
     judgements: tuple[Judgement, ...]
     empty_inputs: tuple[str, ...]   # inputs without elements: phase 1 must ask for no workspace
     note: str
+    workspace_guard: bytes          # the guard bytes after the workspace's rounded end (the case's pattern)
 
     @property
     def aclnn(self) -> str:
@@ -117,10 +119,10 @@ def _tensor(arg: Arg) -> TensorPlan:
     d = dtypes.lookup(arg.dtype)
     logical = t.logical if not t.unbacked else None
     if arg.is_output:
-        # the storage holds nothing but poison before the launch (build_args), but a failing case
-        # hands it over after the launch: the fill is taken from the harness's own poison value
+        # a failing case hands its arguments over after the launch: the storage as build_args laid it
+        # is made again from the harness's poison and the buffer's guard pattern
         fill = b"\0" if t.unbacked else raw_bytes(torch.full((1,), poison(t.storage.dtype), dtype=t.storage.dtype))
-        data = None
+        data = raw_bytes(t.storage) if t.unbacked else _as_laid(t)   # unbacked: the bytes the descriptor points at
     else:
         fill, data = None, raw_bytes(t.storage)
     return TensorPlan(
@@ -133,7 +135,17 @@ def _tensor(arg: Arg) -> TensorPlan:
         data=data, fill=fill,
         logical_dims=tuple(logical.shape) if logical is not None else (),
         logical_strides=tuple(logical.stride()) if logical is not None else (),
-        unbacked=t.unbacked)
+        unbacked=t.unbacked, file=f"{t.name}.initial.bin" if arg.is_output else f"{t.name}.bin")
+
+
+def _as_laid(t) -> bytes:
+    """An output's storage as build_args lays it before phase 2: the poison in every element, then
+    the buffer's guard pattern in every byte outside the view."""
+    if t.guard is None:
+        raise ValueError(f"{t.name}: no guard pattern was laid in this output (harness.inputs.build_args lays one)")
+    fresh = dataclasses.replace(t, storage=torch.full_like(t.storage, poison(t.storage.dtype)))
+    guard.lay(fresh, t.guard)
+    return raw_bytes(fresh.storage)
 
 
 def _arg(a: Arg) -> ArgPlan:
@@ -200,4 +212,10 @@ def make(case: Case, args: list[Arg], golden: dict | None, family: str) -> Plan:
                 family=family, soc_patterns=soc.patterns(family),
                 kind=case.kind, status=int(case.status[family]), check=case.check, standard=case.standard,
                 numerics=numerics, deterministic=bool(case.deterministic), args=tuple(plans),
-                judgements=tuple(judgements), empty_inputs=_empty_inputs(plans), note=case.note or "")
+                judgements=tuple(judgements), empty_inputs=_empty_inputs(plans), note=case.note or "",
+                workspace_guard=_workspace_guard(args))
+
+
+def _workspace_guard(args: list[Arg]) -> bytes:
+    outputs = {a.name: a.value for a in args if a.kind == "tensor" and a.is_output and a.value is not None}
+    return workspace_guard_pattern(outputs).at(0, WORKSPACE_GUARD).tobytes()

@@ -39,7 +39,9 @@ def _readme(plan: plan_mod.Plan) -> str:
     expectation = f"phase-1 status {plan.status}" + (f" [{plan.check}]" if plan.check else "")
     if plan.numerics:
         expectation += f", numerics within {plan.standard}"
-    inputs = ", ".join(f"{t.file} ({t.name}'s whole storage)" for t in plan.tensors if not t.is_output) or "no inputs"
+    inputs = ", ".join(f"{t.file} ({t.name}'s whole storage" + (": the poison in the view, the case's guard bytes outside it)"
+                                                                 if t.is_output else ")")
+                       for t in plan.tensors if t.data is not None) or "no inputs"
     goldens = ", ".join(f"{j.file} ({j.output}'s golden: {'int64' if j.integer else 'float64'}, little endian, "
                         f"channel-first order)" for j in plan.judgements) or \
         "no golden (the case compares no numerics here)"
@@ -52,7 +54,7 @@ def write_plan(plan: plan_mod.Plan, directory) -> Path:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     for t in plan.tensors:
-        if not t.is_output:
+        if t.data is not None:
             (out / t.file).write_bytes(t.data)
     for j in plan.judgements:
         (out / j.file).write_bytes(j.golden)
@@ -65,7 +67,7 @@ def write_c_repro(case: Case, args: list[Arg], golden: dict | None, directory, f
     """Write the reproducer of `case` into `directory` and return it.
 
     `args`: the argument list the backend received (harness.inputs.build_args), before or after the
-    run: outputs are refilled with the harness's poison in the program. `golden`: the golden outputs
+    run: outputs are laid again as build_args lays them (poison in the view, guard bytes outside). `golden`: the golden outputs
     by name (None where the case compares no numerics on `family`). `family`: whose expected status
     the program holds the library to (default: plan.default_family(case))."""
     return write_plan(plan_mod.make(case, args, golden, family or plan_mod.default_family(case)), directory)
