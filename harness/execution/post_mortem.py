@@ -15,7 +15,7 @@ from ..core.status import Status
 from ..judge import reasons
 from ..judge.outcome import Outcome
 from . import blame, logs, oom, procfs
-from .schedule import LOOKAHEAD, run_on
+from .schedule import LOOKAHEAD, deal
 from .zygote import signal_name
 
 DUMP_WAIT_S = 1.0            # how long a hung worker gets to write its stacks before SIGKILL
@@ -130,7 +130,7 @@ class PostMortem:
             helper._reap()
             helper.start()
             for i, (case, deadline) in enumerate(sequence):
-                got = run_on([helper], case, deadline, sequence[i + 1:i + 1 + LOOKAHEAD])
+                got = deal([helper], case, deadline, sequence[i + 1:i + 1 + LOOKAHEAD])
                 if failed(got, i == len(sequence) - 1):
                     return True
             return False

@@ -2,7 +2,7 @@
 
 A CaseExecutor keeps one long-lived worker process, so isolation costs a pipe round trip
 per case, not a process start. A pytest process has one executor per case worker
-(harness/execution/pool.py); schedule.run_on schedules cases over them. The worker is replaced
+(harness/execution/pool.py); schedule.deal schedules cases over them. The worker is replaced
 only when it dies (CRASH), passes a case's deadline (TIMEOUT: its stacks are dumped, then it is
 killed), or cannot reset its device; a replacement is forked from the executor's zygote
 (child.py, zygote.py), so it costs milliseconds, and its start-up has the deadline of the case
@@ -23,7 +23,7 @@ from ..judge.outcome import Outcome
 from . import blame, logs, oom, scratch
 from .channel import Channel, ChannelClosed
 from .post_mortem import PostMortem
-from .schedule import AHEAD_BYTES, LOOKAHEAD, run_on
+from .schedule import AHEAD_BYTES, LOOKAHEAD, deal
 from .zygote import Worker, Zygote, malloc_check_env, signal_name
 
 START_TIMEOUT_S = 300.0      # the first start: building the software CANN on first use can take a while;
@@ -200,12 +200,12 @@ class CaseExecutor(PostMortem):
         """Run `case` in the worker; its Outcome (every one carries its raw status).
 
         `ahead` [(case, deadline)] are the cases pytest will ask for next: up to LOOKAHEAD are sent
-        now (run_on), so the worker starts the next the moment it answers `case` and works while this
+        now (schedule.deal), so the worker starts the next the moment it answers `case` and works while this
         process reports `case` (pytest's per-test machinery and the worker's cases then overlap
         instead of taking turns)."""
-        return run_on([self], case, deadline_s, ahead)
+        return deal([self], case, deadline_s, ahead)
 
-    # ------------------------------------------------------------ what run_on schedules with
+    # ------------------------------------------------------------ what schedule.deal schedules with
 
     def take(self, case_id: str) -> Outcome | None:
         """The Outcome of a case this executor finished before it was asked for (or None)."""
