@@ -1,11 +1,29 @@
 """Fixtures shared by the harness's own tests."""
+import os
 from types import SimpleNamespace
 
 import pytest
 
 from harness.audit import traceability
 from harness.acl import runtime
-from tests import swenv
+from tests import swenv, timing_room
+
+# Under xdist these name this test process as a worker of the outer run, and every suite a test
+# starts in a subprocess inherited them: its controller and case workers then looked like that
+# worker of their own run (the hostile library's `worker=gw0` hit the controller's probe too, so
+# a test passed on gw1 and failed on gw0). Subprocesses start as from a fresh shell; xdist itself
+# keeps the worker's identity in config.workerinput, not in the environment.
+for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+    os.environ.pop(_name, None)
+
+
+@pytest.fixture(autouse=True)
+def _timing_room(request, tmp_path_factory):
+    """Tests marked `timing` run alone (tests/timing_room.py). Under xdist the base temp directory
+    is the worker's, its parent the session's."""
+    shared = tmp_path_factory.getbasetemp().parent
+    with timing_room.enter(shared, alone=request.node.get_closest_marker("timing") is not None):
+        yield
 
 
 @pytest.fixture(scope="session")
