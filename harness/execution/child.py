@@ -16,7 +16,7 @@ descriptor of its own (a library may close or replace fd 2); its Python-level ou
 stacks go to the harness log, through another. It leads a process group of its own and is a child
 subreaper, and after each case it kills every process the library left behind (procfs.py).
 
-Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case, dump_dir)* and
+Protocol (pickled tuples): supervisor -> worker ("open", settings) then ("run", case, dump)* and
 ("close",); worker -> supervisor ("ready", properties) | ("config_error", line), then one
 ("done", Outcome, recovery, golden-cache use, log size, peak RSS in KiB) per case, and ("closed",)
 once the backend is closed. An outcome without "backend" ran on the backend the worker announced
@@ -67,22 +67,25 @@ def _recover(backend, outcome: Outcome) -> dict | None:
                 "error": f"{type(e).__name__}: {e}"[:1000]}
 
 
-def run_one(backend, case, cache=None, dump_dir: str | None = None) -> tuple[Outcome, dict | None]:
-    """Judge one case; then, if it left the device in doubt, reset the device. With `dump_dir`
-    (--dump-failures) a failing case's arrays are written there, since they live only here."""
+def run_one(backend, case, cache=None, dump: tuple[str, bool] | None = None) -> tuple[Outcome, dict | None]:
+    """Judge one case; then, if it left the device in doubt, reset the device. With `dump`
+    (directory, everything): --dump-failures writes a failing case's arrays there, since they live
+    only here; --dump-all (everything) also a passing case's whose kernel wrote its outputs."""
     from ..judge.runner import run_case
-    capture = {} if dump_dir else None
+    capture = {} if dump else None
     try:
         outcome = run_case(case, backend, backend.info.family, cache, capture=capture)
     except Exception as e:
         outcome = _outcome_of_exception(case, e)
-    if capture and outcome.raw is Status.FAIL and "traceback" not in outcome.diagnostics:
-        _dump(outcome, Path(dump_dir), case, capture, backend)
+    if capture and "traceback" not in outcome.diagnostics:
+        failed = outcome.raw is Status.FAIL
+        if failed or (dump[1] and outcome.digests):
+            _dump(outcome, Path(dump[0]), case, capture, backend, failed)
     return outcome, _recover(backend, outcome)
 
 
-def _dump(outcome: Outcome, directory: Path, case, capture: dict, backend) -> None:
-    """--dump-failures: the failing case's arrays (and its C reproducer). A dump that cannot be
+def _dump(outcome: Outcome, directory: Path, case, capture: dict, backend, failed: bool = True) -> None:
+    """--dump-failures: the case's arrays (and a failing case's C reproducer). A dump that cannot be
     written is said beside the failure; it never replaces the failure's own reason."""
     from ..judge import arrays                 # imported by the zygote (_preload), unless it is a probe's
     try:
@@ -90,7 +93,7 @@ def _dump(outcome: Outcome, directory: Path, case, capture: dict, backend) -> No
     except Exception as e:
         outcome.diagnostics["harness_error"] = f"--dump-failures: cannot write the arrays: {type(e).__name__}: {e}"[:1000]
         return
-    if backend.reports_status and capture.get("args") is not None:
+    if failed and backend.reports_status and capture.get("args") is not None:
         outcome.dump.update(_c_repro(case, capture, backend.info.family, Path(outcome.dump["path"])))
 
 

@@ -284,7 +284,7 @@ class CaseExecutor(PostMortem):
             if shared is None:
                 return False
             # per case, not per worker: the dump directory is known only once the run has its report dir
-            sent = self._chan.send(("run", case, self.settings.get("dump_dir")),
+            sent = self._chan.send(("run", case, self.settings.get("dump")),
                                    None if limit is None else limit - shared)
             if sent is None:
                 return False

@@ -113,7 +113,7 @@ class Lifecycle:
             self.executor = executor
         self.reporting.open_recorder(directory, properties)
         if self.executor is not None:
-            self.executor.set("dump_dir", self.reporting.dump_dir(properties))
+            self.executor.set("dump", self.reporting.dump(properties))
         self.controller_journal = journal_mod.Journal(directory, self.run.run_id, "controller")
 
     def pytest_configure_node(self, node):
@@ -141,7 +141,7 @@ class Lifecycle:
 
     def _case_executor(self) -> CasePool:
         if self.executor is None:
-            settings = {**self.settings.backend_settings(), "dump_dir": self.reporting.dump_dir(self.properties())}
+            settings = {**self.settings.backend_settings(), "dump": self.reporting.dump(self.properties())}
             self.executor = CasePool(settings, self.settings.worker or "main", self.settings.case_workers)
         return self.executor
 

@@ -10,9 +10,11 @@ other bits). Within one run, digest_splits() lists the cases whose outputs diffe
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
+from . import dump_meta
 from .records import family_of, metrics_of, status_of, threshold_ratio
-from ..core import perfstats
+from ..core import perfstats, ulps
 from ..core.status import Status
 
 PERF_TOLERANCE = 0.10
@@ -90,12 +92,36 @@ def _perf_drift(item: dict, rec: dict, old: dict) -> list[dict]:
 
 
 def _digest_changes(item: dict, rec: dict, old: dict) -> list[dict]:
-    """Outputs whose digest differs from the previous run's (both recorded one), whatever the status."""
+    """Outputs whose digest differs from the previous run's (both recorded one), whatever the status;
+    with the largest ulp distance where both runs dumped the case's arrays (--dump-all)."""
     now_d, old_d = rec.get("digests") or {}, old.get("digests") or {}
-    return [{**item, "output": name, "before": old_d[name], "now": now_d[name],
-             "text": f"{item['case_id']} ({item['family']}): output {name} digest {old_d[name][:19]}… -> "
-                     f"{now_d[name][:19]}…, {status_of(old).value} -> {status_of(rec).value}"}
-            for name in sorted(set(now_d) & set(old_d)) if now_d[name] != old_d[name]]
+    out = []
+    for name in sorted(set(now_d) & set(old_d)):
+        if now_d[name] == old_d[name]:
+            continue
+        far = _largest_ulps(old, rec, name)
+        said = (f", largest distance {far['ulps']} ulp at {tuple(far['index'])} ({far['before']!r} -> {far['now']!r})"
+                if far and far["index"] is not None else "")
+        out.append({**item, "output": name, "before": old_d[name], "now": now_d[name], "ulps": far,
+                    "text": f"{item['case_id']} ({item['family']}): output {name} digest {old_d[name][:19]}… -> "
+                            f"{now_d[name][:19]}…, {status_of(old).value} -> {status_of(rec).value}{said}"})
+    return out
+
+
+def _largest_ulps(old: dict, rec: dict, output: str) -> dict | None:
+    """core.ulps.largest of the two runs' dumped outputs, or None where either run has no dump of it."""
+    key = f"actual.{output}"
+    if not (old.get("dump") and rec.get("dump")):
+        return None
+    try:
+        meta_old, old_arrays = dump_meta.load(Path(old["dump"]))
+        meta_now, now_arrays = dump_meta.load(Path(rec["dump"]))
+    except (ValueError, OSError, KeyError):     # a dump that cannot be read: no distance, the change stands
+        return None
+    dtype = meta_now.get("dtypes", {}).get(key)
+    if key not in old_arrays or key not in now_arrays or dtype != meta_old.get("dtypes", {}).get(key):
+        return None
+    return ulps.largest(old_arrays[key], now_arrays[key], dtype)
 
 
 def digest_splits(records: list[dict]) -> list[dict]:

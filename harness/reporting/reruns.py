@@ -37,11 +37,11 @@ def run_with_reruns(run, reruns: int, deviates: bool = False) -> tuple[Outcome, 
                                                f"{first.reason}"), attempts
 
 
-def finish_dump(record: dict, written: dict | None) -> tuple[str | None, str | None]:
-    """Complete the .npz the case worker wrote for a failing case with the record's meta:
-    (its path, None), or (None, the harness error) when it cannot be written; the case's own
-    failure stands either way."""
-    if not written or not records.parse(record["attempts"][0]).is_failure:
+def finish_dump(record: dict, written: dict | None, everything: bool = False) -> tuple[str | None, str | None]:
+    """Complete the .npz the case worker wrote for a failing case (any case, `everything`: --dump-all)
+    with the record's meta: (its path, None), or (None, the harness error) when it cannot be
+    written; the case's own failure stands either way."""
+    if not written or not (everything or records.parse(record["attempts"][0]).is_failure):
         return None, None
     try:
         return str(dump.add_meta(Path(written["path"]), record, written["dtypes"],

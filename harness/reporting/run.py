@@ -35,6 +35,10 @@ def add_options(group) -> None:
     group.addoption("--dump-failures", action="store_true",
                     help="write each failing case's inputs, golden, actual output and metrics to "
                          "<report-dir>/failures/<case id prefix>-<hash of the id>.npz")
+    group.addoption("--dump-all", action="store_true",
+                    help="as --dump-failures, for every case that ran its kernel, passing ones too (kept for "
+                         "bit drift: `python -m harness.reporting compare` then gives the largest ulp distance "
+                         "of an output whose digest changed)")
     group.addoption("--no-html", action="store_true", help="skip report.html (the other reports are still written)")
 
 
@@ -47,6 +51,7 @@ class ReportSettings:
     dump_failures: bool
     html: bool
     report_dir: str | None
+    dump_all: bool = False      # --dump-all: passing cases' arrays too (dump_failures is then set as well)
 
     @classmethod
     def from_options(cls, getoption) -> "ReportSettings":
@@ -68,8 +73,8 @@ class ReportSettings:
             raise bl.BaselineError(f"--gate {gate}: baseline file or directory not found")
         if getoption("reruns") < 0:
             raise shard_mod.ShardError("--reruns: must be >= 0")
-        return cls(gate, getoption("reruns"), shard, durations, getoption("dump_failures"),
-                   not getoption("no_html"), _absolute(getoption("report_dir")))
+        return cls(gate, getoption("reruns"), shard, durations, getoption("dump_failures") or getoption("dump_all"),
+                   not getoption("no_html"), _absolute(getoption("report_dir")), getoption("dump_all"))
 
 
 def _absolute(path: str | None) -> str | None:
@@ -147,9 +152,12 @@ class RunReporting:
         entry = base.find("skips", case.id) if base else None
         return f"baseline {entry.source}: {entry.reason} ({entry.link})" if entry else None
 
-    def dump_dir(self, props: dict) -> str | None:
-        """Where the case worker writes failing cases' arrays (--dump-failures), else None."""
-        return str(self.report_dir(props) / "failures") if self.settings.dump_failures else None
+    def dump(self, props: dict) -> tuple[str, bool] | None:
+        """(where the case worker writes a case's arrays, whether passing cases' too) with
+        --dump-failures or --dump-all, else None."""
+        if not self.settings.dump_failures:
+            return None
+        return str(self.report_dir(props) / "failures"), self.settings.dump_all
 
     def run_case(self, case, nodeid: str, props: dict, execute) -> dict:
         """execute() -> the Outcome of one fresh attempt. Reruns, the record (and with it the final
@@ -167,7 +175,7 @@ class RunReporting:
         if reruns.remeasure(record, outcome, execute, *self._perf):
             record = rec_mod.build(outcome, facts, context)
         if self.settings.dump_failures:
-            record["dump"], error = reruns.finish_dump(record, outcome.dump)
+            record["dump"], error = reruns.finish_dump(record, outcome.dump, self.settings.dump_all)
             if error:            # beside the case's own failure, never instead of it
                 record["harness_error"] = "; ".join(filter(None, (record.get("harness_error"), error)))
         return record
