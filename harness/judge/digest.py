@@ -16,7 +16,9 @@ PREFIX = "sha256:"
 
 
 def of_view(storage: torch.Tensor, dims, strides, offset: int) -> str:
-    view = torch.as_strided(storage, tuple(dims), tuple(strides), int(offset)).contiguous()
+    # flattened first: torch calls a view contiguous whatever the strides of its size-1 dims, and
+    # keeps them, so a channels-last view with a last dim of 1 would refuse the byte view
+    view = torch.as_strided(storage, tuple(dims), tuple(strides), int(offset)).contiguous().reshape(-1)
     data = view.view(torch.uint8) if view.numel() else view
     return PREFIX + hashlib.sha256(data.numpy().tobytes() if view.numel() else b"").hexdigest()
 

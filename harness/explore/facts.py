@@ -1,0 +1,161 @@
+"""What an operator declares about itself, read once for exploring it: nothing here names an op.
+
+An op is explored through its case file (its OpSpec and valid groups) and its golden's INFO (the
+random configuration generator, the phase-1 model). Every valid group of the case file says, for
+each family where it expects status 0, one way the library runs the op: a dtype (and index dtype),
+a format and a memory layout per tensor, a value class, the precision standard its numbers are held
+to, and the attribute sets it uses. Each such combination is an `Envelope`: the explorer keeps
+those together (a standard was chosen for its value class and attributes), and varies the shape and
+the window attributes around them with the op's own generator.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import golden
+
+from .. import operators
+from ..core import dtypes as dtypes_mod, formats as formats_mod
+from ..model import LAYOUTS, Case, OpSpec
+from ..model.distributions import Distribution
+
+# Attribute kinds a case file may give (model/spec.py SCALAR_KINDS + int_array)
+SCALAR = ("int64", "int8", "double")
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One successful way to call the op on one family, as a valid group of its case file declares it."""
+    group: str
+    family: str
+    dtype: str
+    index_dtype: str | None
+    formats: tuple[tuple[str, str], ...]      # tensor -> ACL format label
+    layouts: tuple[tuple[str, str], ...]      # tensor -> memory layout
+    values: Distribution
+    standard: str
+    ranks: frozenset[int]                     # the ranks of the group's shapes
+    scalars: tuple[tuple[str, tuple], ...]    # scalar attribute -> the values the group uses
+    deviations: tuple = ()
+    deterministic: bool = False
+    relaunch: bool = False
+
+    @property
+    def simplicity(self) -> tuple:
+        """Sort key: plain envelopes first, so that shrinking (towards the first) ends on them."""
+        odd_layouts = sum(lay != "contiguous" for _, lay in self.layouts)
+        return (odd_layouts, self.values.name != "uniform", len({f for _, f in self.formats}) > 1,
+                self.deterministic, self.relaunch, self.group)
+
+
+@dataclass(frozen=True)
+class OpFacts:
+    op: OpSpec
+    path: Path                       # the case file
+    cases: tuple[Case, ...]
+    envelopes: tuple[Envelope, ...]  # every family's, simplest first
+    gen_config: Callable             # INFO.gen_config: (random.Random) -> (params, tags)
+    model: Any                       # INFO.model (golden/_phase1.Phase1Model)
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    def __repr__(self) -> str:          # Hypothesis prints strategies with their arguments
+        return f"OpFacts({self.name})"
+
+    def envelopes_on(self, family: str) -> tuple[Envelope, ...]:
+        return tuple(e for e in self.envelopes if e.family == family)
+
+    @functools.cached_property
+    def declared_checks(self) -> frozenset[str]:
+        return frozenset(c.id for c in self.op.checks)
+
+    @functools.cached_property
+    def check_status(self) -> dict[str, int | None]:
+        return {c.id: c.status for c in self.op.checks}
+
+    def accepted_dtypes(self, family: str, index: bool = False) -> frozenset[str]:
+        """The data (or index) dtypes a valid group runs on `family`."""
+        return frozenset((e.index_dtype if index else e.dtype) for e in self.envelopes_on(family)) - {None}
+
+    def used_formats(self) -> frozenset[str]:
+        return frozenset(f for e in self.envelopes for _, f in e.formats)
+
+    def array_lengths(self, name: str) -> frozenset[int]:
+        """The lengths the op's valid cases give an int_array attribute."""
+        return frozenset(len(c.attrs[name]) for c in self.cases
+                         if c.kind == "valid" and isinstance(c.attrs.get(name), list))
+
+
+def _scalar_values(op: OpSpec, group_cases: list[Case]) -> tuple[tuple[str, tuple], ...]:
+    out = []
+    for p in op.attr_params:
+        if p.type in SCALAR:
+            seen = sorted({c.attrs[p.name] for c in group_cases if p.name in c.attrs}, key=repr)
+            out.append((p.name, tuple(seen)))
+    return tuple(out)
+
+
+def envelopes(op: OpSpec, cases: list[Case]) -> tuple[Envelope, ...]:
+    """Every (family, dtype, index dtype, formats, layouts, values, standard) a default-tier valid
+    group expects status 0 for, with the group's attribute facts."""
+    groups: dict[str, list[Case]] = {}
+    for c in cases:
+        if c.kind == "valid" and c.tier == "default" and not c.skip and c.drawn_shapes is None:
+            groups.setdefault(c.group, []).append(c)
+    out = {}
+    for group, members in groups.items():
+        ranks = frozenset(len(c.shape) for c in members)
+        scalars = _scalar_values(op, members)
+        for c in members:
+            for fam in c.families:
+                if c.status.get(fam) != 0:
+                    continue
+                env = Envelope(group, fam, c.dtype, c.index_dtype, tuple(sorted(c.formats.items())),
+                               tuple(sorted(c.layouts.items())), c.values, c.standard, ranks, scalars,
+                               c.deviations, c.deterministic, c.relaunch)
+                out.setdefault((group, fam, env.dtype, env.index_dtype, env.formats, env.layouts, c.values.name),
+                               env)
+    return tuple(sorted(out.values(), key=lambda e: e.simplicity))
+
+
+@functools.lru_cache(maxsize=None)
+def load(path: str) -> OpFacts:
+    """The facts of the op whose case file is `path`."""
+    op, cases = operators.load_case_file(Path(path))
+    info = golden.load(op.golden).INFO
+    if info.model is None:
+        raise ValueError(f"{op.name}: its golden's INFO has no phase-1 model to judge invalid calls by")
+    return OpFacts(op, Path(path), tuple(cases), envelopes(op, cases), info.gen_config, info.model)
+
+
+def find(cases_dir: Path, names: list[str] | None) -> list[OpFacts]:
+    """The ops of `cases_dir` named by op name or case-file stem (all when `names` is empty)."""
+    everything = [load(str(p)) for p in sorted(Path(cases_dir).glob("*.yaml"))]
+    if not names:
+        return everything
+    chosen = []
+    for name in names:
+        hit = [f for f in everything if name in (f.name, f.path.stem, f.op.golden)]
+        if not hit:
+            known = ", ".join(f.name for f in everything)
+            raise ValueError(f"unknown operator {name!r}; the case files of {cases_dir} hold: {known}")
+        chosen += [h for h in hit if h not in chosen]
+    return chosen
+
+
+def all_dtypes() -> tuple[str, ...]:
+    """Every dtype name the ABI table knows (a defect may name any of them)."""
+    return tuple(d.name for d in dtypes_mod.ALL if d.itemsize > 0)
+
+
+def all_formats() -> tuple[str, ...]:
+    return tuple(formats_mod.FORMATS)
+
+
+def all_layouts() -> tuple[str, ...]:
+    return tuple(LAYOUTS)

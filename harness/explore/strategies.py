@@ -1,0 +1,186 @@
+"""Hypothesis strategies built from an op's own facts: no op is named here.
+
+Valid configurations come from the op's generator (INFO.gen_config), driven through a random
+object whose every call is a Hypothesis draw, so that the shrinker minimises the generator's own
+choices; its integers may stretch far past the generator's ranges (bigger kernels, strides, pads,
+batches, widths of a few hundred), and a leading dimension may be 0. The envelope (dtype, formats,
+layouts, values, standard) is one of the family's valid groups that takes the config's rank; scalar
+attributes keep the values that group uses (a standard was chosen for them), an int64 one the group
+varies may also take a value near a C type's limit.
+
+Invalid examples are a valid base with 1-3 defects, each the change of one argument (its dtype,
+format, layout, shape, value, or a NULL) that the op's model refuses on the family when applied
+alone; the model then says which check the combination must fail first.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import assume, strategies as st
+
+from golden._phase1 import UNDEFINED
+
+from ..model.spec import OUT_POINTERS
+from . import facts as facts_mod
+from .example import Config, Defect, Example, nullable
+from .oracle import Oracle, elements
+
+MAX_SHAPE_ELEMENTS = 400_000
+INT64_NEAR_LIMITS = (2**31 - 1, 2**31, -(2**31), 65520, 2**40)
+ATTR_VALUES = (0, -1, 1, 2, 3, 2**31 - 1, 2**31, -(2**31), 2**62)
+SCALAR_BAD = {"int8": (-1, 4, 127, -128), "int64": (-1, 0, 2**31, -(2**31)), "double": (-1.0, 0.0, 1e30)}
+
+
+# Tile and block boundaries: kernels split rows and planes in powers of two, and their tails are
+# where bugs live (a width of 2^k + 1 leaves a tail of one element)
+BOUNDARIES = tuple(sorted({2**k + d for k in range(3, 11) for d in (-1, 0, 1)}))
+
+
+class DrawnRandom:
+    """The methods of random.Random the generators call, each answered by a Hypothesis draw.
+    `randint` stretches: mostly the generator's own range, sometimes up to 4x, sometimes a tile
+    boundary (2^k - 1, 2^k, 2^k + 1), rarely up to 64x. Shrinking returns to the plain range."""
+
+    def __init__(self, draw, widen: bool = True):
+        self.draw, self.widen = draw, widen
+
+    def randint(self, a: int, b: int) -> int:
+        if b <= a:
+            return a
+        mode = self.draw(st.integers(0, 15)) if self.widen else 0
+        if mode in (13, 14):
+            edges = [v for v in BOUNDARIES if v >= a]
+            if edges:
+                return self.draw(st.sampled_from(edges))
+        hi = b if mode < 11 else (4 * b + 8 if mode < 15 else 64 * b + 256)
+        return self.draw(st.integers(a, hi))
+
+    def random(self) -> float:
+        return self.draw(st.floats(0.0, 1.0, exclude_max=True))
+
+    def choice(self, seq):
+        return self.draw(st.sampled_from(list(seq)))
+
+
+def _frozen(v):
+    return tuple(v) if isinstance(v, list) else v
+
+
+def configs(facts: facts_mod.OpFacts, family: str, widen: bool = True):
+    """Configurations the family should run: the generator's shape and window attributes in one of
+    the family's envelopes that takes the shape's rank. (Closures, not arguments: Hypothesis prints a
+    strategy with its arguments, and an op's facts hold every case of its file.)"""
+    def build(draw):
+        return _config(draw, facts, family, widen)
+    return st.composite(build)()
+
+
+def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
+    p, _ = facts.gen_config(DrawnRandom(draw, widen))
+    shape = tuple(int(d) for d in p.shape)
+    if widen and draw(st.integers(0, 19)) == 19:
+        shape = (0,) + shape[1:]                      # an empty leading dimension
+    assume(elements(shape) <= MAX_SHAPE_ELEMENTS)
+    fitting = [e for e in facts.envelopes_on(family) if len(shape) in e.ranks]
+    assume(fitting)
+    dtypes = list(dict.fromkeys(e.dtype for e in fitting))
+    dtype = draw(st.sampled_from(dtypes))
+    env = draw(st.sampled_from([e for e in fitting if e.dtype == dtype]))
+    attrs, scalars = [], dict(env.scalars)
+    for param in facts.op.attr_params:
+        if param.type in facts_mod.SCALAR:
+            values = scalars.get(param.name) or ()
+            assume(values)
+            value = draw(st.sampled_from(values))
+            if param.type == "int64" and len(values) > 1 and draw(st.integers(0, 9)) == 9:
+                value = draw(st.sampled_from(INT64_NEAR_LIMITS))
+        else:
+            assume(param.name in p.attrs)
+            value = _frozen(p.attrs[param.name])
+        attrs.append((param.name, value))
+    return Config(env, shape, tuple(attrs))
+
+
+# ------------------------------------------------------------------ defects
+
+def _shape_changes(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Shapes one step away: a rank more or less, one dimension +1, -1, 0, doubled, negative, huge."""
+    out = [(1,) + shape, shape[1:], shape + (1,)]
+    for i, d in enumerate(shape):
+        for new in (d + 1, d - 1, 0, 2 * d + 1, -1, 2**31):
+            if new != d:
+                out.append(shape[:i] + (new,) + shape[i + 1:])
+    return list(dict.fromkeys(s for s in out if s != shape))
+
+
+def _attr_changes(param, current) -> list:
+    """Values one step away for an attribute: array lengths and elements, a flipped bool, bad scalars."""
+    if param.type == "bool":
+        return [not current]
+    if param.type in facts_mod.SCALAR:
+        return [v for v in SCALAR_BAD[param.type] if v != current]
+    values = tuple(current) if current is not None else ()
+    out = [values[:n] if n <= len(values) else values + values[-1:] * (n - len(values)) if values else (1,) * n
+           for n in range(5)]
+    for i, v in enumerate(values):
+        for new in ATTR_VALUES + (v + 1, 2 * v + 1):
+            out.append(values[:i] + (new,) + values[i + 1:])
+    return list(dict.fromkeys(o for o in out if o != values))
+
+
+def defect_choices(facts: facts_mod.OpFacts, ex: Example, shapes: dict) -> list[Defect]:
+    """Every defect of one argument the example's base can take (the model then filters them)."""
+    out = [Defect("null", name) for name in nullable(facts)]
+    for p in facts.op.tensor_params:
+        out += [Defect("dtype", p.name, d) for d in facts_mod.all_dtypes()]
+        out += [Defect("format", p.name, f) for f in facts_mod.all_formats()]
+        out += [Defect("layout", p.name, lay) for lay in facts_mod.all_layouts()]
+        out += [Defect("shape", p.name, s) for s in _shape_changes(shapes[p.name])]
+    attrs = dict(ex.config.attrs)
+    for p in facts.op.attr_params:
+        if p.name in attrs and p not in facts.op.input_attrs:
+            out += [Defect("attr", p.name, v) for v in _attr_changes(p, attrs[p.name])]
+    return out
+
+
+def refused_alone(oracle: Oracle, ex: Example, defect: Defect) -> bool:
+    """A defect: the model refuses the base with it alone (a NULL out-pointer is one by the spec, G.14,
+    though only a failing check before it shows as a status)."""
+    if defect.kind == "null" and defect.target in OUT_POINTERS:
+        return True
+    try:
+        answer, _ = oracle.answer(replace(ex, defects=(defect,)))
+    except ValueError:
+        return False
+    return answer.status not in (0, UNDEFINED)
+
+
+def examples(facts: facts_mod.OpFacts, family: str, oracle: Oracle, invalid: bool):
+    """Examples of the op on `family`: valid configurations, or a valid base with 1-3 defects."""
+    def build(draw):
+        return _example(draw, facts, family, oracle, invalid)
+    return st.composite(build)()
+
+
+def _example(draw, facts: facts_mod.OpFacts, family: str, oracle: Oracle, invalid: bool) -> Example:
+    config = draw(configs(facts, family, widen=not invalid or draw(st.booleans())))
+    ex = Example(facts, family, config)
+    if not invalid:
+        return ex
+    try:
+        base, _ = oracle.answer(ex)
+        shapes = oracle.tensor_shapes(ex)
+    except ValueError:
+        assume(False)
+    assume(base.status == 0)                          # defects on a base the model accepts
+    choices = defect_choices(facts, ex, shapes)
+    picked: list[Defect] = []
+    for _ in range(draw(st.integers(1, 3))):
+        for _attempt in range(4):
+            d = draw(st.sampled_from(choices))
+            clash = any((d.kind, d.target) == (q.kind, q.target) or d.kind == q.kind == "null" for q in picked)
+            if not clash and refused_alone(oracle, ex, d):
+                picked.append(d)
+                break
+    assume(picked)
+    return replace(ex, defects=tuple(picked))
