@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, replace
 
 from ..model import Case, Mutation
@@ -47,10 +48,11 @@ class Defect:
     value: object = None
 
     def describe(self) -> str:
+        """`self.dtype.float64`, `stride.attr.2x0`, `gradOutput.null`: a scenario name's characters only."""
         if self.kind == "null":
-            return f"{self.target}=NULL"
-        shown = "x".join(map(str, self.value)) if isinstance(self.value, tuple) else self.value
-        return f"{self.target}.{self.kind}={shown}"
+            return f"{self.target}.null"
+        shown = "x".join(map(str, self.value)) if isinstance(self.value, tuple) else str(self.value)
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{self.target}.{self.kind}.{shown or 'empty'}")
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,7 @@ class Example:
     @property
     def label(self) -> str:
         """The invalid scenario's name: its defects, or `as-is` for a config refused unchanged."""
-        return "+".join(d.describe() for d in self.defects) or "as-is"
+        return "__".join(d.describe() for d in self.defects) or "as-is"
 
     def mutation(self) -> Mutation:
         null, tensors, attrs = None, {}, {}
@@ -134,3 +136,15 @@ def invalid_case(ex: Example, status: int, check: str | None, note: str | None =
 def nullable(facts: OpFacts) -> tuple[str, ...]:
     """What a NULL defect may name: tensors and int arrays of the signature, phase 1's out-pointers."""
     return tuple(p.name for p in facts.op.params if p.type in ("tensor", "int_array")) + OUT_POINTERS
+
+
+def from_canonical(facts: OpFacts, doc: dict) -> Example:
+    """The Example an explore.json entry (Example.canonical) describes, on its op's facts."""
+    def same(e) -> bool:
+        return (e.group, e.family, e.dtype, e.index_dtype, dict(e.formats), dict(e.layouts), e.values.name) == \
+            (doc["envelope"], doc["family"], doc["dtype"], doc["index_dtype"], doc["formats"], doc["layouts"],
+             doc["values"])
+    env = next(e for e in facts.envelopes if same(e))
+    attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in doc["attrs"].items())
+    defects = tuple(Defect(k, t, tuple(v) if isinstance(v, list) else v) for k, t, v in doc["defects"])
+    return Example(facts, doc["family"], Config(env, tuple(doc["shape"]), attrs), defects)

@@ -97,6 +97,11 @@ def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
         else:
             assume(param.name in p.attrs)
             value = _frozen(p.attrs[param.name])
+            # a NULL array no valid case passes is the invalid strategy's business (a defect)
+            assume(value is not None or param.name in facts.null_arrays)
+            # an array that multiplies into a tensor's size (an output volume) must keep it preparable
+            if isinstance(value, tuple) and len(value) > 1:
+                assume(elements(shape[:2]) * elements(tuple(abs(v) for v in value)) <= MAX_SHAPE_ELEMENTS)
         attrs.append((param.name, value))
     return Config(env, shape, tuple(attrs))
 

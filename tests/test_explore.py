@@ -1,0 +1,181 @@
+"""./run explore: its strategies make cases the case-file loader accepts, and a bug planted in a copy of
+the software CANN (one the default tier misses) is found, shrunk to a minimal case, emitted as YAML that
+fails on the bug and passes on the fixed library, and replayed first by the next exploration."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+
+from harness.explore import emit, facts as facts_mod, strategies
+from harness.explore.example import Defect, from_canonical
+from harness.explore.oracle import Oracle
+from harness.explore.run import parse_budget
+from harness.explore.search import reductions
+from harness.judge import digest
+from tests import planted_bugs, swenv
+
+REPO = Path(__file__).resolve().parents[1]
+ALL = facts_mod.find(REPO / "cases", None)
+# the CI test's bug: an invalid call the model refuses at B10 that the library lets through
+BUG = planted_bugs.by_name("int8_bf16_950")
+
+
+@pytest.mark.parametrize("facts", ALL, ids=lambda f: f.name)
+@pytest.mark.parametrize("invalid", [False, True], ids=["valid", "invalid"])
+def test_strategies_make_cases_the_case_file_loader_accepts(facts, invalid, tmp_path):
+    """Every planned example, written as its case-file group, loads through the loader's own checks
+    (ranks, families, statuses against checks) and expands to the very case the search runs."""
+    family = "ascend950" if invalid else facts.op.families[0]
+    oracle, planned = Oracle(facts), []
+
+    @settings(max_examples=8, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(strategies.examples(facts, family, oracle, invalid))
+    def draw(ex):
+        plan = oracle.plan(ex)
+        if plan.case is not None:
+            planned.append(plan)
+    draw()
+    assert planned, "no example of the strategy could be run"
+    for n, plan in enumerate(planned[:6]):
+        finding = type("F", (), {"plan": plan, "signature": "test"})()
+        cases = emit.load_group(facts.path, emit.group_of(finding, "test"), tmp_path / str(n))
+        assert [c.id for c in cases] == [plan.case.id]
+        assert cases[0].status == plan.case.status and cases[0].check == plan.case.check
+        assert cases[0].kind == plan.case.kind
+
+
+def test_each_defect_is_refused_alone_by_the_model():
+    facts = facts_mod.find(REPO / "cases", ["max_pool2d_with_indices_backward"])[0]
+    oracle = Oracle(facts)
+    seen = []
+
+    @settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(strategies.examples(facts, "ascend910b", oracle, True))
+    def draw(ex):
+        seen.append(ex)
+        assert 1 <= len(ex.defects) <= 3
+        for d in ex.defects:
+            assert strategies.refused_alone(oracle, replace(ex, defects=()), d)
+    draw()
+    assert seen
+    # and a change the model accepts is no defect: fp32 self on A2/A3 is what the base already has
+    base = replace(seen[0], defects=())
+    assert not strategies.refused_alone(oracle, base, Defect("dtype", "self", base.config.envelope.dtype))
+
+
+def test_reductions_make_one_thing_smaller_at_a_time():
+    facts = facts_mod.find(REPO / "cases", ["avg_pool2d_backward"])[0]
+    env = facts.envelopes_on("ascend910b")[0]
+    ex = from_canonical(facts, {**_doc(env), "shape": [2, 3, 5], "attrs": {
+        "kernelSize": [3, 2], "stride": [2], "padding": [1, 0], "ceilMode": True, "countIncludePad": False,
+        "divisorOverride": 0, "cubeMathType": 0}, "defects": [["null", "self", None]]})
+    smaller = reductions(ex)
+    assert replace(ex, defects=()) in smaller
+    shapes = {r.config.shape for r in smaller}
+    assert {(1, 3, 5), (2, 1, 5), (2, 2, 5), (2, 3, 2), (2, 3, 4)} <= shapes
+    attrs = [dict(r.config.attrs) for r in smaller]
+    assert {a["kernelSize"] for a in attrs} >= {(3,), (1, 2), (2, 2), (3, 1)}
+    assert any(a["ceilMode"] is False for a in attrs) and any(a["padding"] == (0, 0) for a in attrs)
+    # one thing at a time: every reduction differs from the example in exactly one place
+    for r in smaller:
+        changed = (r.defects != ex.defects) + sum(a != b for a, b in zip(r.config.shape, ex.config.shape)) + \
+            sum(a != b for a, b in zip(r.config.attrs, ex.config.attrs))
+        assert changed == 1, r
+
+
+def _doc(env) -> dict:
+    return {"op": "", "family": env.family, "envelope": env.group, "dtype": env.dtype, "index_dtype": env.index_dtype,
+            "formats": dict(env.formats), "layouts": dict(env.layouts), "values": env.values.name}
+
+
+def test_parse_budget():
+    assert parse_budget("90") == parse_budget("90s") == 90 and parse_budget("10m") == 600
+    for bad in ("", "0", "-1m", "ten"):
+        with pytest.raises(ValueError):
+            parse_budget(bad)
+
+
+def test_digest_of_a_channels_last_view_whose_last_dim_is_one():
+    """Found by exploring (MaxPool3d, a (1, 2, 1, 1) self in channels_last memory): torch keeps the
+    strides of size-1 dims in a contiguous view, and the byte view refused it."""
+    storage = torch.arange(12, dtype=torch.float32)
+    got = digest.of_view(storage, (1, 1, 2, 1, 1), (2, 2, 1, 2, 3), 0)
+    assert got == digest.of_view(torch.tensor([0.0, 1.0]), (2,), (1,), 0)
+
+
+# ------------------------------------------------------------------ a planted bug, end to end
+
+def _run(root: Path, *args, env=None, timeout=900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=root, capture_output=True, text=True, timeout=timeout,
+                          env=env or swenv.bare_env())
+
+
+def _explore(root: Path, report: Path, seed: int) -> dict:
+    proc = _run(root, "-m", "harness.explore", BUG.op, "--soc", BUG.family, "--budget", "150s", "--seed", str(seed),
+                "--first", "--invalid-only", "--report-dir", str(report))
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]      # 1: a disagreement found
+    assert "SIMULATED" in proc.stdout
+    return json.loads((report / "explore.json").read_text())
+
+
+def _suite(root: Path, nodeid: str) -> subprocess.CompletedProcess:
+    return _run(root, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", nodeid, "--backend", "aclnn",
+                "--soc", BUG.family, "-n", "0", "--no-html", "--report-dir", str(root / "reports" / "pasted"))
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    if not (REPO / ".git").exists():
+        pytest.skip("needs a git checkout to know which files the repository holds")
+    root = planted_bugs.copy_repo(tmp_path_factory.mktemp("explore") / "repo")
+    planted_bugs.plant(root, BUG)
+    report = root / "reports" / "explore"
+    return root, report, _explore(root, report, seed=3)
+
+
+def test_a_planted_bug_is_found_and_shrunk_to_a_minimal_case(planted):
+    root, _report, doc = planted
+    finding = doc["findings"][0]
+    assert finding["signature"].startswith("MaxPool3dWithArgmaxBackward:invalid:STATUS:B10"), finding
+    assert finding["minimal"] and finding["reproduced"], finding
+    assert "SIMULATED" in doc["run"]["banner"]
+    ex = from_canonical(facts_mod.load(str(REPO / "cases" / f"{BUG.op}.yaml")), finding["example"])
+    assert ex.config.envelope.dtype == "bfloat16" and Defect("dtype", "indices", "int8") in ex.defects
+    # minimal: every single reduction was run on the buggy library and none fails the same way
+    tried = {json.dumps(r["example"], sort_keys=True): r for r in finding["reductions"]}
+    for smaller in reductions(ex):
+        outcome = tried[json.dumps(smaller.canonical(), sort_keys=True)]
+        assert outcome["signature"] != finding["signature"], outcome
+    assert Path(finding["c_repro"], "repro.c").is_file()
+    assert finding["repro"].startswith("SWCANN_SOC=ascend950 ./run suite 'cases/max_pool3d_with_argmax_backward.yaml::")
+
+
+def test_the_emitted_yaml_fails_on_the_bug_and_passes_on_the_fixed_library(planted):
+    root, _report, doc = planted
+    finding = doc["findings"][0]
+    case_file = root / "cases" / f"{BUG.op}.yaml"
+    original = case_file.read_text()
+    case_file.write_text(original + Path(finding["yaml"]).read_text())       # pasted under groups:
+    nodeid = f"cases/{BUG.op}.yaml::{finding['case_id'].split('.', 1)[1]}"
+    try:
+        buggy = _suite(root, nodeid)
+        assert buggy.returncode == 1 and "1 failed" in buggy.stdout, buggy.stdout[-2000:]
+        planted_bugs.unplant(root, BUG)
+        fixed = _suite(root, nodeid)
+        assert fixed.returncode == 0 and "1 passed" in fixed.stdout, fixed.stdout[-2000:]
+    finally:
+        planted_bugs.plant(root, BUG)
+        case_file.write_text(original)
+
+
+def test_the_next_exploration_replays_the_failure_first(planted):
+    root, report, _doc = planted
+    again = _explore(root, report, seed=11)
+    assert again["findings"][0]["found_at_example"] == 1, again["findings"][0]
