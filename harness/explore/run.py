@@ -52,7 +52,8 @@ def explore(ops: list[str], family: str, budget_s: float, seed: int, *, kinds=KI
     session = Session(report_dir, family, root, argv, timeout_s)
     reach = Reach()
     date = identity.now()[:10]
-    note = (f"found by ./run explore --seed {seed} on {family} "
+    switches = " ".join(f"{k}={v}" for k, v in session.switches.items() if k.startswith("SWCANN_") and k != "SWCANN_SOC")
+    note = (f"found by {switches + ' ' if switches else ''}./run explore --seed {seed} on {family} "
             f"({'SIMULATED' if session.simulated else 'HARDWARE'}), {date}")
     searches = [OpSearch(session, f, family, seed, report_dir / "hypothesis", reach, note, log) for f in runnable]
     share = budget_s / len(searches)
