@@ -9,6 +9,7 @@ of the report: a model module is measured up to the first section comment after 
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -150,8 +151,13 @@ class ModelCoverage:
     def stop(self) -> None:
         self.cov.stop()
 
-    def report(self) -> dict:
-        """{file: {rule_lines, lines_missed, branches, branches_missed, missing_branches, never_run}}."""
+    def report(self, models=None) -> dict:
+        """{file: {lines, lines_missed, branches, branches_missed, missing_branches, missing_lines}} of the
+        model modules of `models` (Phase1Model objects; None: every module) and the shared _checks.py."""
+        wanted = None if models is None else {"_checks.py"} | {
+            Path(m.__file__).name for m in list(sys.modules.values())
+            if getattr(m, "__name__", "").startswith(models_pkg.__name__ + ".")
+            and any(getattr(m, "MODEL", None) is model for model in models)}
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "cov.json"
             self.cov.json_report(outfile=str(out))
@@ -161,6 +167,8 @@ class ModelCoverage:
             path = Path(name)
             if not path.is_absolute():
                 path = Path.cwd() / path
+            if wanted is not None and path.name not in wanted:
+                continue
             end = _rules_end(path)
             executed = set(info.get("executed_lines", []))
             missing = [n for n in info.get("missing_lines", []) if n <= end]
