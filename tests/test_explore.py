@@ -118,7 +118,7 @@ def _run(root: Path, *args, env=None, timeout=900) -> subprocess.CompletedProces
 
 
 def _explore(root: Path, report: Path, seed: int) -> dict:
-    proc = _run(root, "-m", "harness.explore", BUG.op, "--soc", BUG.family, "--budget", "150s", "--seed", str(seed),
+    proc = _run(root, "-m", "harness.explore", BUG.op, "--soc", BUG.family, "--budget", "300s", "--seed", str(seed),
                 "--first", "--invalid-only", "--report-dir", str(report))
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]      # 1: a disagreement found
     assert "SIMULATED" in proc.stdout

@@ -179,10 +179,21 @@ def _example(draw, facts: facts_mod.OpFacts, family: str, oracle: Oracle, invali
         assume(False)
     assume(base.status == 0)                          # defects on a base the model accepts
     choices = defect_choices(facts, ex, shapes)
+    # a kind first, then an argument, then its new value: each kind is as likely as any other, and the
+    # dtypes the op's case file knows come before the rest of the ABI's table
+    by_kind: dict = {}
+    for d in choices:
+        by_kind.setdefault(d.kind, {}).setdefault(d.target, []).append(d)
+    known = {e.dtype for e in facts.envelopes} | {e.index_dtype for e in facts.envelopes}
+    for targets in by_kind.values():
+        for values in targets.values():
+            values.sort(key=lambda d: d.kind == "dtype" and d.value not in known)
     picked: list[Defect] = []
     for _ in range(draw(st.integers(1, 3))):
         for _attempt in range(4):
-            d = draw(st.sampled_from(choices))
+            targets = by_kind[draw(st.sampled_from(sorted(by_kind)))]
+            values = targets[draw(st.sampled_from(sorted(targets)))]
+            d = draw(st.sampled_from(values[:len(known)] if draw(st.booleans()) else values))
             clash = any((d.kind, d.target) == (q.kind, q.target) or d.kind == q.kind == "null" for q in picked)
             if not clash and refused_alone(oracle, ex, d):
                 picked.append(d)
