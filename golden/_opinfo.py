@@ -86,6 +86,9 @@ class OpInfo:
     deviations: tuple[ImplDeviation, ...] = ()
     # spec section B as code (golden/_phase1.py): (Call, family) -> Phase1, the check that fires first
     model: Callable | None = None
+    # gradOutput's shape is itself the op's output size (an adaptive pool without an outputSize
+    # parameter): another gradOutput shape is another valid call, not a mistake the golden refuses
+    grad_shape_free: bool = False
 
 
 # ------------------------------------------------------------------ shared by the max pools

@@ -113,3 +113,17 @@ INNER_NULLPTR = 561103
 # out-pointer it never checks, dereferences a NULL array, or computes from a shape no check
 # rejects). Policy 2: never asserted; an explorer skips such a call instead of judging it.
 UNDEFINED = -1
+
+
+INT64 = range(-(1 << 63), 1 << 63)
+
+
+def int64_product(values) -> int | None:
+    """A product as C code computes it in int64 (an element count, a volume); None once a partial
+    product leaves int64, where the C result is undefined (a model answers UNDEFINED there)."""
+    n = 1
+    for v in values:
+        n *= v
+        if n not in INT64:
+            return None
+    return n

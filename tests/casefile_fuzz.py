@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SENTINEL = "ZZSENTINELZZ"
 MAX_ERROR_LEN = 1100          # path 300 + group 80 + field 160 + message 400 + separators
 TIME_LIMIT_S = 10.0           # one load; the bound asserted by the test is much lower
-HEADER = ("op", "golden", "standard", "families", "output_like", "channel_last_formats", "signature",
+HEADER = ("op", "golden", "standard", "families", "output_like", "spatial_rank", "channel_last_formats", "signature",
           "input_attrs", "distributions")
 
 # Each mutant: (class, text-or-bytes, expectation). expectation: "reject" with optional group and

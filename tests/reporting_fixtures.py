@@ -8,10 +8,11 @@ OPAPI_SHA = "a" * 64
 
 
 def rec(case_id: str, status: str = "PASS", family: str = "ascend910b", dtype: str = "float32", mere: float | None = None,
-        reason: str = "", **extra) -> dict:
+        reason: str = "", device: str | None = None, **extra) -> dict:
     op = case_id.split(".")[0]
+    backend = {"backend": "aclnn", "family": family, **({"device": device} if device is not None else {})}
     r = {"case_id": case_id, "nodeid": f"cases/x.yaml::{case_id.split('.', 1)[1]}", "op": op, "dtype": dtype,
-         "family": family, "backend": {"backend": "aclnn", "family": family}, "status": status,
+         "family": family, "backend": backend, "status": status,
          "raw_status": "FAIL" if status == "EXPECTED_FAIL" else ("PASS" if status in ("UNEXPECTED_PASS", "FLAKE") else status),
          "reason": reason, "timings": {"total": 0.01}}
     if mere is not None:
@@ -80,12 +81,43 @@ def noisy_machine(rng) -> dict:
             "trend": float(rng.uniform(-0.03, 0.03)), "level": 0.01}
 
 
-def perf_rec(case_id: str, samples, remeasured=None, timing: str = "events", **extra) -> dict:
-    """A measured record: rec() with `perf` as the runner writes it (summarize() of the samples)."""
+def perf_rec(case_id: str, samples, remeasured=None, timing: str = "events", moved: tuple[int, int] | None = None,
+             limit_gbps: float | None = None, limit_source: str = "peak table", **extra) -> dict:
+    """A measured record: rec() with `perf` as the runner writes it (summarize() of the samples);
+    with `moved` (bytes read, written) also its bytes, achieved GB/s and limit {gbps, source, percent}."""
     from harness.core import perfstats
     samples = [float(x) for x in samples]
     perf = {"timing": timing, "samples_ms": samples, **perfstats.summarize(samples), "cold_ms": samples[0] * 3,
             "phase1_ms": 0.05, "stop": "ci"}
     if remeasured is not None:
         perf["remeasured_ms"] = [float(x) for x in remeasured]
+    if moved is not None:
+        gbps = sum(moved) / (perf["median_ms"] / 1000) / 1e9
+        perf |= {"bytes": {"read": moved[0], "written": moved[1]}, "gbps": gbps,
+                 "limit": {"gbps": limit_gbps, "source": limit_source,
+                           "percent": 100 * gbps / limit_gbps if limit_gbps else None}}
     return rec(case_id, perf=perf, **extra)
+
+
+OPS = ("MaxPool2dWithIndicesBackward", "MaxPool3dWithArgmaxBackward", "AdaptiveMaxPool2dBackward",
+       "AvgPool2dBackward", "MaxUnpool3dBackward")
+
+
+def many_records(n: int, seed: int = 0, families=("ascend910b", "ascend950"), devices: int = 8) -> list[dict]:
+    """n records of a big perf run, as a nightly sweep of every op gives them: judged metrics
+    (a few failing), launch times over five decades of bytes moved, digests, devices, launch_s."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n):
+        op, fam, dtype = OPS[k % 5], families[(k // 5) % len(families)], ("float32", "float16", "bfloat16")[k % 3]
+        moved = int(10 ** rng.uniform(3, 8))
+        median = moved / 1.2e12 * 1000 * float(np.exp(rng.normal(0.3, 0.4)))       # ms, near a 1.2 TB/s limit
+        samples = launch_times(rng, 20, median, sigma=0.03)
+        r = perf_rec(f"{op}.g{k % 40}[{dtype}-{k}]", samples, moved=(moved * 2 // 3, moved // 3), limit_gbps=1600.0,
+                     family=fam, dtype=dtype, mere=float(10 ** rng.normal(-5.5, 0.8)), device=str(k % devices),
+                     launch_s=median / 1000 * 1.5, digests={"gradInput": f"sha256:{k:064x}"})
+        if r["metrics"][0]["value"] > r["metrics"][0]["threshold"]:
+            r |= {"status": "FAIL", "raw_status": "FAIL", "reason": "MERE over its threshold"}
+        out.append(r)
+    return out

@@ -22,7 +22,7 @@ def _lint(root: Path) -> subprocess.CompletedProcess:
 def _copy(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("harness", "golden"):
+    for name in ("harness", "golden", "swcann"):
         shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", root)
     return root
@@ -53,3 +53,58 @@ def test_an_upward_import_is_caught(tmp_path, module, line, contract):
     proc = _lint(root)
     assert proc.returncode != 0, proc.stdout[-2000:]
     assert f"{contract}" in proc.stdout and "BROKEN" in proc.stdout, proc.stdout[-2000:]
+
+
+def _module_cycles(root: Path) -> list[list[str]]:
+    """Every import cycle between modules of harness, golden and swcann (strongly connected
+    components of more than one module), imports inside functions included."""
+    import grimp
+    graph = grimp.build_graph("harness", "golden", "swcann", cache_dir=None)
+    modules = sorted(graph.modules)
+    edges = {m: sorted(graph.find_modules_directly_imported_by(m) & set(modules)) for m in modules}
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):                            # Tarjan's algorithm, iteratively deep enough for this graph
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+    for m in modules:
+        if m not in index:
+            visit(m)
+    return out
+
+
+def test_no_import_cycle_anywhere(monkeypatch):
+    """Not only between siblings (the acyclic_siblings contract): no module of the harness, the
+    goldens or the software CANN's tools reaches itself through any chain of imports."""
+    monkeypatch.syspath_prepend(str(REPO))
+    cycles = _module_cycles(REPO)
+    assert not cycles, cycles
+
+
+def test_a_planted_cycle_is_caught(tmp_path, monkeypatch):
+    root = _copy(tmp_path)
+    path = root / "harness" / "core" / "status.py"      # records imports status: now each reaches the other
+    path.write_text(path.read_text() + "\n\ndef _late():\n    from harness.reporting import records  # noqa: planted\n")
+    monkeypatch.syspath_prepend(str(root))
+    for name in [m for m in sys.modules if m.split(".")[0] in ("harness", "golden", "swcann")]:
+        monkeypatch.delitem(sys.modules, name)
+    cycles = _module_cycles(root)
+    assert any("harness.core.status" in c and "harness.reporting.records" in c for c in cycles), cycles

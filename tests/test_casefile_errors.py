@@ -18,6 +18,7 @@ BASE = {
     "standard": "single_bm_high_performance",
     "families": ["ascend910b", "ascend950"],
     "output_like": "self",
+    "spatial_rank": 2,
     "signature": [
         {"name": "gradOutput", "type": "tensor", "dtype": "data"},
         {"name": "self", "type": "tensor", "dtype": "data"},

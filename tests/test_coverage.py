@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 
 
+import pytest
+
 from harness.audit import coverage, traceability
 from harness.core.families import FAMILIES
+
+pytestmark = pytest.mark.loops_over_ops
 
 
 def test_no_coverage_gap(loaded):
@@ -32,7 +36,7 @@ def test_a_missing_value_class_is_reported_per_op_family_dtype(loaded):
         had = {(f, c.dtype) for f in op.families for c in coverage.runnable(cases, f) if c.values.name in zeros}
         pruned = _without(loaded, lambda c: c.op is op and c.values.name in zeros)
         found = {(g.family, g.dtype) for g in coverage.gaps(pruned) if g.op == op.name and "'zeros'" in g.what}
-        exempt = {(f, d) for (o, f, d, _) in coverage.EXEMPT if o == op.name}
+        exempt = {(e.family, e.dtype) for e in op.coverage_exemptions if e.requirement == "values"}
         assert found == had - exempt and found, op.name
 
 
@@ -52,10 +56,17 @@ def test_missing_tile_and_core_shapes_are_reported(loaded):
 
 
 def test_planes_follow_the_ops_spatial_rank(loaded):
-    by_op = {op.name: cases[0] for op, cases in loaded}
+    """A plane is the op's own spatial dims (its case file's spatial_rank), whatever the op is named."""
     from dataclasses import replace
-    assert coverage.planes(replace(by_op["MaxPool3dWithArgmaxBackward"], shape=(51, 3, 11, 13))) == (51, 429)
-    assert coverage.planes(replace(by_op["MaxPool2dWithIndicesBackward"], shape=(7, 7, 17, 19))) == (49, 323)
+    spatial = (5, 11, 13)
+    for op, cases in loaded:
+        shape = (7, 3) + spatial[-op.spatial_rank:]
+        plane = 1
+        for d in spatial[-op.spatial_rank:]:
+            plane *= d
+        assert coverage.planes(replace(cases[0], shape=shape)) == (21, plane), op.name
+        wrong = replace(cases[0], op=replace(op, spatial_rank=op.spatial_rank % 3 + 1), shape=shape)
+        assert coverage.planes(wrong) != (21, plane), op.name       # the declaration is what decides
 
 
 def test_report_command(tmp_path):

@@ -21,6 +21,8 @@ import pytest
 import golden
 from harness.audit import traceability
 
+pytestmark = pytest.mark.loops_over_ops
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 
+import pytest
+
 from harness.audit import per_axis
 from harness.model import Mutation
+
+pytestmark = pytest.mark.loops_over_ops
 
 
 def test_every_axis_of_every_check_is_hit_alone(loaded):

@@ -20,6 +20,8 @@ from golden._phase1 import UNDEFINED, Call, Phase1, Phase1Model, Rule, TensorDes
 from harness.core import dtypes, formats
 from harness.judge import phase1_model
 
+pytestmark = pytest.mark.loops_over_ops
+
 OPS = [name for name in golden.available() if getattr(getattr(golden.load(name), "INFO", None), "model", None)]
 
 

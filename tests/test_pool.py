@@ -3,7 +3,6 @@ the same verdicts as one worker, each worker's faults its own, every deadline ke
 another worker's case is awaited, and a lost device costing only its own worker."""
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -184,7 +183,7 @@ def test_auto_case_workers(monkeypatch, config, expected):
     from harness.execution import sizing
     monkeypatch.setattr(sizing.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(sizing, "available_memory", lambda: 64 << 30)
-    assert options._case_workers(config) == expected
+    assert options._case_workers(config).count == expected
 
 
 @pytest.mark.parametrize("cpus, memory, expected", [

@@ -116,3 +116,28 @@ def test_merge_command_prints_escaped_gate_lines(tmp_path):
     out = proc.stdout.decode("utf-8")                    # strict: a lone surrogate would not encode
     assert "library said: bell\\x07 clear\\x1b[2J" in out, out
     assert not _unseen(out, allowed="\n"), sorted(map(ascii, _unseen(out, allowed="\n")))
+
+
+def test_pytest_failure_lines_show_escapes(tmp_path):
+    """pytest's own `FAILED ... reason` line of a case comes from the item's repr_failure: a library
+    message with an ESC sequence is shown escaped there too (the torch backend's output is forced off
+    by a planted golden that raises a message with control characters)."""
+    import yaml
+    from tests.test_casefile_errors import BASE
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "mp.yaml").write_text(yaml.safe_dump(BASE, sort_keys=False))
+    (tmp_path / "sitecustomize.py").write_text(
+        "import harness.judge.runner as r\n"
+        "_real = r.run_case\n"
+        "def _broken(case, *a, **k):\n"
+        "    out = _real(case, *a, **k)\n"
+        "    return out.fail('library said: bell\\x07 clear\\x1b[2J end') if case.kind == 'valid' else out\n"
+        "r.run_case = _broken\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", str(cases), "--rootdir",
+                           str(tmp_path), "-c", "/dev/null", "--report-dir", str(tmp_path / "rep"), "-rf"],
+                          capture_output=True, env=env, timeout=300)
+    out = proc.stdout.decode("utf-8", "surrogateescape")
+    assert proc.returncode == 1 and "library said: bell\\x07 clear\\x1b[2J end" in out, out[-2000:]
+    assert "\x1b[2J" not in out and "\x07" not in out

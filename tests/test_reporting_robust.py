@@ -13,7 +13,7 @@ import pytest
 
 from harness.reporting import __main__ as cli, baseline as bl, gate, merge, sweep
 from harness.reporting.run import ReportSettings, RunReporting
-from tests.reporting_fixtures import rec, sweep_dirs, write_run
+from tests.reporting_fixtures import rec, sweep_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = [f"Op{k % 3}.g[float32-{k}]" for k in range(12)]

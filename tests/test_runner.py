@@ -131,10 +131,15 @@ def test_inputs_are_deterministic_per_case(cases):
 
 
 def test_output_buffers_are_poisoned(cases):
+    """The view holds NaN (anything never written fails the comparison); every other byte of the
+    storage holds the case's guard pattern, none of it NaN."""
+    from harness.inputs import guard
     prepared = inputs.prepare(cases["strided"])
     args = inputs.build_args(cases["strided"], prepared, tuple(prepared["self"].shape))
     out = next(a.value for a in args if a.is_output)
-    assert torch.isnan(out.storage).all()
+    assert torch.isnan(out.device_view).all()
+    assert not torch.isnan(out.storage[~out.covered()]).any()
+    assert out.guard is not None and guard.damage(out) is None
 
 
 def _doc_path(_cache={}):
@@ -301,10 +306,13 @@ def test_complex_outputs_are_poisoned_in_both_parts(dtype):
 
 
 def test_a_complex_gap_written_by_the_library_is_caught():
-    from harness.judge.runner import _untouched_outside_view
-    storage = torch.full((6,), inputs.poison(torch.complex64), dtype=torch.complex64)
-    covered = torch.tensor([True, False, True, False, True, False])
-    arg = SimpleNamespace(storage=storage, covered=lambda: covered)
-    assert _untouched_outside_view(arg)
-    storage[3] = complex(float("nan"), 0.0)    # the imaginary part of a gap overwritten
-    assert not _untouched_outside_view(arg)
+    """A complex output's gaps hold guard bytes too: one part of one gap element overwritten is caught."""
+    from harness.inputs import guard, layout
+    arg = layout.materialize("out", torch.full((2, 3), inputs.poison(torch.complex64), dtype=torch.complex64),
+                             "ND", "strided", is_output=True, guard=4)
+    guard.lay(arg, guard.Pattern("complex"))
+    assert guard.damage(arg) is None
+    gap = int(torch.nonzero(~arg.covered()[arg.offset:])[0]) + arg.offset
+    arg.storage[gap] = complex(arg.storage[gap].real.item(), float("nan"))    # the imaginary part of a gap
+    found = guard.damage(arg)
+    assert found is not None and found.region == guard.STRIDE_GAP and found.offset == gap * 8 + 4

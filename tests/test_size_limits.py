@@ -6,7 +6,11 @@ import dataclasses
 import re
 
 
+import pytest
+
 from harness.audit import size_limits
+
+pytestmark = pytest.mark.loops_over_ops
 
 
 def test_every_size_limit_is_tested_on_both_sides(loaded):

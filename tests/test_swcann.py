@@ -85,9 +85,19 @@ def _dynamic_symbols(path: Path) -> set[str]:
     return {l.split()[-1] for l in out.splitlines() if l.strip()}
 
 
+def _registered_ops() -> set[str]:
+    """The two entry points of every operator the checkout registers (a case file in cases/)."""
+    from harness.audit import traceability
+    return {f"aclnn{op.name}{suffix}" for op, _ in traceability.load_all() for suffix in ("", "GetWorkspaceSize")}
+
+
+@pytest.mark.loops_over_ops
 def test_exports_only_api(root):
-    ops = _declared_ops(root)
-    assert len(ops) >= 10 and all(f"{o}GetWorkspaceSize" in ops for o in ops if not o.endswith("Size"))
+    """Each library exports the API and nothing internal; libopapi_nn exactly the entry points of the
+    registered operators (a header of ours is optional: a header a real CANN ships, when there is one,
+    must declare what is exported)."""
+    ops = _registered_ops()
+    assert len(ops) >= 10 and _declared_ops(root) <= ops
     expected = {
         "libacl_rt.so": {"aclInit", "aclFinalize", "aclGetRecentErrMsg", "aclrtSetDevice",
                            "aclrtMalloc", "aclrtMemcpy", "aclrtSynchronizeStream", "aclrtGetSocName",
@@ -102,11 +112,15 @@ def test_exports_only_api(root):
         stray = sorted(s for s in syms if not s.startswith(API_PREFIXES) and not s.startswith("_"))
         assert not stray, f"{lib} exports internal symbols {stray}"
     opapi = {s for s in _dynamic_symbols(root / "lib64" / "libopapi_nn.so") if s.startswith("aclnn")}
-    assert opapi == ops, f"exported but declared in no include/aclnnop header: {sorted(opapi - ops)}"
+    assert opapi == ops, (f"exported but of no registered operator: {sorted(opapi - ops)}; "
+                          f"registered but not exported: {sorted(ops - opapi)}")
 
 
+@pytest.mark.loops_over_ops
 def test_each_op_source_includes_its_own_header():
-    """So the compiler checks every definition against its declaration."""
+    """An op source that has a header (the in-tree ops mirror the headers a CANN ships) includes it,
+    so the compiler checks every definition against its declaration. A header is optional: an op
+    without one is declared by its definition alone."""
     define = re.compile(r"ACL_FUNC_VISIBILITY\s+aclnnStatus\s+(aclnn\w+)\s*\(")
     headers = {h.name: set(define.findall(h.read_text()))
                for h in (REPO / "swcann" / "include" / "aclnnop").glob("*.h")}
@@ -118,9 +132,9 @@ def test_each_op_source_includes_its_own_header():
         defined = set(define.findall(text))
         beside = {h.name: set(define.findall(h.read_text())) for h in src.parent.glob("*.h")}
         own = [h for h, names in {**headers, **beside}.items() if defined <= names]
-        if src.parent == TOY_OP_DIR and not own:
-            continue  # an op directory's header is optional
-        assert own, f"{src.name}: no header declares all of its entry points"
+        if not own:
+            continue  # no header: nothing to include
+
         assert any(f'#include "aclnnop/{h}"' in text or f'#include "{h}"' in text for h in own), \
             f"{src.name} does not include its own header ({', '.join(own)})"
 

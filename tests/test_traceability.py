@@ -11,6 +11,8 @@ import golden
 from harness.audit import traceability
 from harness.audit.traceability import REQUIRED_FAMILIES, gaps
 
+pytestmark = pytest.mark.loops_over_ops
+
 
 def test_every_golden_has_a_case_file_and_declares_checks(loaded):
     assert sorted(op.golden for op, _ in loaded) == golden.available()

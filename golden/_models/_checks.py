@@ -103,6 +103,12 @@ def not_null(rule_id: str, *names: str) -> Rule:
     return rule(rule_id, lambda call, family: NULLPTR if any(is_null(call, n) for n in names) else None)
 
 
+def not_null_each(first: int, *names: str) -> tuple[Rule, ...]:
+    """One NULL check per parameter, numbered B<first>, B<first+1>, ... in the order given (the
+    per-parameter NULL checks at the head of the max pools' section B)."""
+    return tuple(not_null(f"B{first + i}", name) for i, name in enumerate(names))
+
+
 def dtype_in(rule_id: str, name: str, allowed: Callable[[str], Iterable[str]]) -> Rule:
     """161002 when the tensor's dtype is not in the family's list `allowed(family)`."""
     return invalid_if(rule_id, lambda call, family: tensor(call, name).dtype not in allowed(family))
@@ -128,6 +134,11 @@ def no_private_format(rule_id: str, *names: str) -> Rule:
 def rank_in(rule_id: str, ranks: frozenset[int], *names: str) -> Rule:
     """161002 when any of the named tensors has a view rank outside `ranks`."""
     return invalid_if(rule_id, lambda call, family: any(tensor(call, n).rank not in ranks for n in names))
+
+
+def rank_in_each(first: int, ranks: frozenset[int], *names: str) -> tuple[Rule, ...]:
+    """One rank check per tensor, numbered B<first>, B<first+1>, ... in the order given."""
+    return tuple(rank_in(f"B{first + i}", ranks, name) for i, name in enumerate(names))
 
 
 def length_in(rule_id: str, name: str, lengths: frozenset[int]) -> Rule:

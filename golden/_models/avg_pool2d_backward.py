@@ -13,8 +13,8 @@ pooling formula in B2.4).
 """
 from __future__ import annotations
 
-from golden._phase1 import (INNER_NULLPTR, INVALID, NULLPTR, PASSED, SUCCESS, UNDEFINED, Call, Phase1, Phase1Model, Rule,
-                             TensorDesc)
+from golden._phase1 import (INNER_NULLPTR, INT64, INVALID, NULLPTR, PASSED, SUCCESS, UNDEFINED, Call, Phase1,
+                            Phase1Model, Rule, TensorDesc, int64_product)
 
 TENSORS = ("gradOutput", "self", "gradInput")
 FORMATS = ("NCHW", "NCL")
@@ -25,7 +25,6 @@ PRIVATE_FORMATS = frozenset({"NC1HWC0", "FRACTAL_Z", "NDC1HWC0", "FRACTAL_Z_3D",
 A2A3 = ("ascend910b", "ascend910_93")     # SocVersion ASCEND910B / ASCEND910_93
 REGBASE = ("ascend950",)                  # DAV_3510
 CUBE_DIVISOR = 255                        # CheckCubeSupport: divisorOverride in [-255, 255]
-INT64 = range(-(1 << 63), 1 << 63)
 
 
 # ------------------------------------------------------------------ reading the arguments
@@ -66,16 +65,6 @@ def _padding(call: Call) -> tuple[int, int] | None:
 
 def _divisor(call: Call) -> int:
     return _c_int(call.attrs.get("divisorOverride", 0), 64)
-
-
-def _shape_size(dims) -> int | None:
-    """The element count as the code computes it, in int64; None once a partial product overflows."""
-    n = 1
-    for d in dims:
-        n *= d
-        if n not in INT64:
-            return None
-    return n
 
 
 def _tensors(call: Call):
@@ -209,7 +198,7 @@ def self_shape_is_grad_input(call, family, scratch):
 
 def empty_returns_success(call, family, scratch):
     # DOC says empty tensors are unsupported; the code returns success, workspace 0 (G.5)
-    sizes = [_shape_size(t.dims) for t in _tensors(call)]
+    sizes = [int64_product(t.dims) for t in _tensors(call)]
     if None in sizes:
         return UNDEFINED
     if 0 in sizes:

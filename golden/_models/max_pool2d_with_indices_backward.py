@@ -9,9 +9,9 @@ statuses here: the L0 wrappers discard them (B.2).
 from __future__ import annotations
 
 from .._phase1 import INVALID, Call, Phase1, Phase1Model, Rule
-from ._checks import (UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in, no_private_format, not_null,
-                      out_pointers_written, per_axis_fails, pool_attr, rank_in, rule, same_dims, same_dtype,
-                      same_format, success_if_empty, tensor)
+from ._checks import (UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in, no_private_format,
+                      not_null_each, out_pointers_written, per_axis_fails, pool_attr, rank_in_each, rule, same_dims,
+                      same_dtype, same_format, success_if_empty, tensor)
 
 RANKS = frozenset({3, 4})
 
@@ -107,24 +107,18 @@ def _dilation(rule_id: str, regbase: bool, bad) -> Rule:
 
 
 MODEL = Phase1Model((
-    not_null("B1", "gradOutput"),
-    not_null("B2", "self"),
-    not_null("B3", "indices"),
-    not_null("B4", "kernelSize"),
-    not_null("B5", "stride"),
-    not_null("B6", "padding"),
-    not_null("B7", "dilation"),
-    not_null("B8", "gradInput"),
+    *not_null_each(1, "gradOutput", "self", "indices", "kernelSize", "stride", "padding", "dilation", "gradInput"),
+    # dtypes (B9-B12)
     dtype_in("B9", "self", _self_dtypes),
     same_dtype("B10", "self", "gradOutput"),
     same_dtype("B11", "self", "gradInput"),
     dtype_in("B12", "indices", _index_dtypes),
+    # formats (B13-B14)
     same_format("B13", "self", "gradOutput", "gradInput"),
     no_private_format("B14", "self", "gradInput", "gradOutput", "indices"),
-    rank_in("B15", RANKS, "self"),
-    rank_in("B16", RANKS, "gradInput"),
-    rank_in("B17", RANKS, "gradOutput"),
-    rank_in("B18", RANKS, "indices"),
+    # ranks (B15-B18)
+    *rank_in_each(15, RANKS, "self", "gradInput", "gradOutput", "indices"),
+    # attribute lengths (B19-B22), then values (B23-B26)
     length_in("B19", "kernelSize", frozenset({1, 2})),
     length_in("B20", "stride", frozenset({0, 1, 2})),
     length_in("B21", "padding", frozenset({1, 2})),

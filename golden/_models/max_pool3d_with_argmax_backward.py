@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from .._phase1 import Call, Phase1, Phase1Model
 from ._checks import (INT32_MAX, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in,
-                      no_private_format, not_null, out_pointers_written, per_axis_fails, rank_in, same_dims,
-                      same_dtype, same_format, success_if_empty, tensor)
+                      no_private_format, not_null_each, out_pointers_written, per_axis_fails, rank_in_each,
+                      same_dims, same_dtype, same_format, success_if_empty, tensor)
 
 RANKS = frozenset({4, 5})
 LENGTHS = frozenset({1, 3})
@@ -41,24 +41,18 @@ def _volume_over_int32(call, family) -> bool:
 
 
 MODEL = Phase1Model((
-    not_null("B1", "gradOutput"),
-    not_null("B2", "self"),
-    not_null("B3", "indices"),
-    not_null("B4", "kernelSize"),
-    not_null("B5", "stride"),
-    not_null("B6", "padding"),
-    not_null("B7", "dilation"),
-    not_null("B8", "gradInput"),
+    *not_null_each(1, "gradOutput", "self", "indices", "kernelSize", "stride", "padding", "dilation", "gradInput"),
+    # dtypes (B9-B12)
     dtype_in("B9", "self", _self_dtypes),
     dtype_in("B10", "indices", _index_dtypes),
     same_dtype("B11", "self", "gradOutput"),
     same_dtype("B12", "self", "gradInput"),
+    # formats (B13-B14)
     same_format("B13", "self", "gradOutput", "gradInput"),
     no_private_format("B14", "self", "gradInput", "gradOutput", "indices"),
-    rank_in("B15", RANKS, "gradOutput"),
-    rank_in("B16", RANKS, "gradInput"),
-    rank_in("B17", RANKS, "indices"),
-    rank_in("B18", RANKS, "self"),
+    # ranks (B15-B18)
+    *rank_in_each(15, RANKS, "gradOutput", "gradInput", "indices", "self"),
+    # attributes: each length, then its values
     length_in("B19", "kernelSize", LENGTHS),
     per_axis_fails("B20", 3, ("kernelSize",), lambda k: k <= 0),
     length_in("B21", "stride", frozenset({0, 1, 3})),

@@ -16,7 +16,8 @@ volume (B3, B20, B24) that overflows the int64 the code computes it in.
 """
 from __future__ import annotations
 
-from golden._phase1 import INVALID, NULLPTR, PASSED, SUCCESS, UNDEFINED, Call, Phase1, Phase1Model, Rule, TensorDesc
+from golden._phase1 import (INVALID, NULLPTR, PASSED, SUCCESS, UNDEFINED, Call, Phase1, Phase1Model, Rule,
+                            TensorDesc, int64_product)
 
 TENSORS = ("gradOutput", "self", "indices", "out")
 ARRAYS = ("outputSize", "stride", "padding")
@@ -26,7 +27,6 @@ DTYPES = frozenset({"float32", "float16", "int8", "uint8", "int16", "int32", "in
 PRIVATE_FORMATS = frozenset({"NC1HWC0", "FRACTAL_Z", "NDC1HWC0", "FRACTAL_Z_3D", "FRACTAL_NZ", "NC1HWC0_C04",
                              "FRACTAL_NZ_C0_2", "FRACTAL_NZ_C0_4", "FRACTAL_NZ_C0_8", "FRACTAL_NZ_C0_16",
                              "FRACTAL_NZ_C0_32"})
-INT64 = range(-(1 << 63), 1 << 63)
 
 
 # Every rule judges its own condition only and passes (None) on what it cannot read, so that a
@@ -48,21 +48,11 @@ def _array(call: Call, name: str) -> tuple[int, ...] | None:
     return None if value is None else tuple(_c_int64(x) for x in value)
 
 
-def _product(values) -> int | None:
-    """The product as the code computes it, in int64; None once a partial product overflows."""
-    n = 1
-    for v in values:
-        n *= v
-        if n not in INT64:
-            return None
-    return n
-
-
 def is_contiguous(t) -> bool | None:
     """opbase IsContiguous; None where the shape size it computes overflows int64."""
     if t.format in PRIVATE_FORMATS:
         return True
-    size = _product(t.dims)
+    size = int64_product(t.dims)
     if size is None:
         return None
     if size in (0, 1):
@@ -169,7 +159,7 @@ def volume_holds_self(call, family, scratch):
     size, self_dims = _array(call, "outputSize"), _dims(call, "self")
     if size is None or self_dims is None:
         return None
-    volume, self_volume = _product(size), _product(self_dims[-3:])
+    volume, self_volume = int64_product(size), int64_product(self_dims[-3:])
     if volume is None or self_volume is None:
         return UNDEFINED
     if volume < self_volume:
@@ -195,7 +185,7 @@ def grad_batch_is_self(call, family, scratch):
 def empty_returns_success(call, family, scratch):
     # after every check: only N == 0 gets here (MU:211-215)
     grad = call.tensors.get("gradOutput")
-    size = None if grad is None else _product(grad.dims)
+    size = None if grad is None else int64_product(grad.dims)
     if grad is not None and size is None:
         return UNDEFINED
     if size == 0:
@@ -216,21 +206,19 @@ MODEL = Phase1Model((
     Rule("B0", out_pointers),
     Rule("B2", nulls),
     Rule("B3", out_contiguous),
-    Rule("B4", _dtype_listed("gradOutput")),
-    Rule("B5", _dtype_listed("self")),
-    Rule("B6", _dtype_listed("out")),
-    Rule("B7", _dtype_is_grad_output("self")),
-    Rule("B8", _dtype_is_grad_output("out")),
+    # dtypes (B4-B9)
+    *(Rule(f"B{4 + i}", _dtype_listed(name)) for i, name in enumerate(("gradOutput", "self", "out"))),
+    *(Rule(f"B{7 + i}", _dtype_is_grad_output(name)) for i, name in enumerate(("self", "out"))),
     Rule("B9", indices_int64),
+    # ranks and shapes (B10-B15)
     Rule("B10", self_rank),
     Rule("B11", _rank_is_self("indices")),
     Rule("B12", _rank_is_self("out")),
     Rule("B13", _shape_is_self("indices")),
     Rule("B14", _shape_is_self("out")),
     Rule("B15", self_dims_positive),
-    Rule("B16", _length_three("outputSize")),
-    Rule("B17", _length_three("stride")),
-    Rule("B18", _length_three("padding")),
+    # attribute lengths (B16-B18), then values (B19-B20)
+    *(Rule(f"B{16 + i}", _length_three(name)) for i, name in enumerate(("outputSize", "stride", "padding"))),
     Rule("B19", stride_and_size_positive),
     Rule("B20", volume_holds_self),
     Rule("B21", _rank_is_self("gradOutput")),    # after the outputSize checks (G.5)

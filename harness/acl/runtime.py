@@ -132,8 +132,9 @@ def pick_device(requested, slot: int | None, count: int) -> int:
 
 
 def open_session(libs: Libraries, device=None, slot: int | None = None,
-                 deterministic: bool = False) -> Session:
-    """aclInit, pick and set the device, optional deterministic mode, create the stream, read the SoC."""
+                 deterministic: int = 0) -> Session:
+    """aclInit, pick and set the device, optional deterministic mode (its level: ACL_OPT_DETERMINISTIC's
+    value, 0 off), create the stream, read the SoC."""
     global _current
     with _lock:
         if current() is not None:
@@ -188,7 +189,7 @@ def _set_device(libs: Libraries, device, slot: int | None) -> tuple[int, int]:
 def _configure(session: Session) -> None:
     libs, rt = session.libs, session.libs.runtime
     if session.deterministic:
-        session.deterministic_options = _set_deterministic(libs)
+        session.deterministic_options = _set_deterministic(libs, int(session.deterministic))
     ret = rt.aclrtCreateStream(ctypes.byref(session.stream))
     if ret != abi.ACL_SUCCESS:
         raise HarnessConfigError(f"aclrtCreateStream failed with {ret}: {recent_error(libs)}")
@@ -204,17 +205,18 @@ _DETERMINISTIC_SCOPES = (("process", "aclrtSetSysParamOpt", "aclrtGetSysParamOpt
                          ("context", "aclrtCtxSetSysParamOpt", "aclrtCtxGetSysParamOpt"))
 
 
-def _set_deterministic(libs: Libraries) -> dict[str, str]:
-    """Set ACL_OPT_DETERMINISTIC=1 at both levels; returns {scope: what was read back} for the report.
+def _set_deterministic(libs: Libraries, level: int = 1) -> dict[str, str]:
+    """Set ACL_OPT_DETERMINISTIC=level (1 deterministic, 2 strong consistency, 3 batch consistency:
+    acl_abi.md 3.3) at both levels; returns {scope: what was read back} for the report.
     A CANN that lacks one of the two functions gets the other; lacking both is an error."""
     rt, recorded = libs.runtime, {}
     for scope, setter, getter in _DETERMINISTIC_SCOPES:
         if not hasattr(rt, setter):
             recorded[scope] = f"not set ({setter} not exported by {libs.runtime_path.name})"
             continue
-        ret = getattr(rt, setter)(abi.ACL_OPT_DETERMINISTIC, 1)
+        ret = getattr(rt, setter)(abi.ACL_OPT_DETERMINISTIC, level)
         if ret != abi.ACL_SUCCESS:
-            raise HarnessConfigError(f"--deterministic: {setter}(ACL_OPT_DETERMINISTIC, 1) failed with {ret}: "
+            raise HarnessConfigError(f"--deterministic: {setter}(ACL_OPT_DETERMINISTIC, {level}) failed with {ret}: "
                                      f"{recent_error(libs)}")
         value = ctypes.c_int64(-1)
         read = getattr(rt, getter)(abi.ACL_OPT_DETERMINISTIC, ctypes.byref(value)) if hasattr(rt, getter) else None

@@ -21,33 +21,13 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from . import per_axis, size_limits, traceability
+from ..core.errors import CaseFileError
 from ..core.families import FAMILIES
 from ..model import LAYOUTS, Case
-
-TILE_ELEMENTS = 256     # a plane larger than this spans more than one kernel tile
-AI_CORES = 48           # the AI cores of a 950 / 910B: more planes than this reach every core
-
-# Value classes, each satisfied by any of the named distributions (presets in model/distributions.py).
-FLOAT_CLASSES = {
-    "ties": ("small_int", "constant"),
-    "zeros": ("zeros", "g_zeros"),
-    "-0.0": ("neg_zero",),
-    "subnormal": ("subnormal", "g_subnormal"),
-    "large": ("large",),
-    "specials in gradOutput": ("g_specials", "specials"),
-    "specials in self": ("x_specials", "specials"),
-}
-INT_CLASSES = {"ties": ("small_int", "constant"), "zeros": ("zeros", "g_zeros"), "large": ("large", "specials")}
-
-# Where a requirement cannot hold, with the reason (op, family or None for all, dtype, requirement).
-EXEMPT = {
-    ("AvgPool2dBackward", "ascend910", "float32", "values"):
-        "910's fp32 path computes in FP16 (cubeMathType 1/2 only): exact only on small integers (spec F)",
-    ("AvgPool2dBackward", "ascend310p", "float32", "values"):
-        "310P's fp32 path computes in FP16 (cubeMathType 1/2 only): exact only on small integers (spec F)",
-}
-
+from .requirements import AI_CORES, FLOAT_CLASSES, INT_CLASSES, TILE_ELEMENTS
 
 @dataclass(frozen=True)
 class Gap:
@@ -60,14 +40,9 @@ class Gap:
         return f"{self.op} on {self.family}, {self.dtype}: no default-tier case {self.what}"
 
 
-def _spatial(case: Case) -> int:
-    """Spatial dims of the op: 3 for the 3-D ops (their 4-D form is (C|N, D, H, W)), else 2."""
-    return 3 if "3d" in case.op.name else 2
-
-
 def planes(case: Case) -> tuple[int, int]:
     """(number of planes, elements per plane) of the case's self shape."""
-    k = _spatial(case)
+    k = case.op.spatial_rank
     plane = math.prod(case.shape[-k:])
     return (math.prod(case.shape[:-k]) if plane else 0), plane
 
@@ -100,12 +75,12 @@ def gaps(loaded: traceability.Loaded) -> list[Gap]:
             run = runnable(cases, fam)
             for dt in sorted({c.dtype for c in run}):
                 mine = [c for c in run if c.dtype == dt]
-                found += _dtype_gaps(op.name, fam, dt, mine)
+                found += _dtype_gaps(op, fam, dt, mine)
     return found
 
 
-def _dtype_gaps(op: str, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
-    out = []
+def _dtype_gaps(spec, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
+    op, out = spec.name, []
     seen_layouts = set().union(*(_layouts(c) for c in cases))
     for lay in LAYOUTS:
         if lay not in seen_layouts:
@@ -113,7 +88,7 @@ def _dtype_gaps(op: str, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
     if not any(spans_tiles_and_cores(c) for c in cases):
         out.append(Gap(op, fam, dt, f"with more than {AI_CORES} planes (not a multiple of {AI_CORES}) of more "
                                     f"than {TILE_ELEMENTS} elements (not a multiple of it, odd width)"))
-    if (op, fam, dt, "values") not in EXEMPT:
+    if not spec.exempt(fam, dt, "values"):
         names = {c.values.name for c in cases}
         for cls, dists in (INT_CLASSES if _is_int(dt) else FLOAT_CLASSES).items():
             if not names & set(dists):
@@ -140,7 +115,8 @@ def render(loaded: traceability.Loaded) -> str:
         lines.append(f"| {op} | {fam} | {dt} | {lay} | {val} | {n} |")
     missing = gaps(loaded)
     lines += ["", "## Coverage gaps", ""] + ([f"- {g}" for g in missing] or ["- none"])
-    lines += ["", "## Exemptions", ""] + [f"- {' '.join(k)}: {why}" for k, why in EXEMPT.items()]
+    lines += ["", "## Exemptions", ""] + [f"- {op.name} {e.family} {e.dtype} {e.requirement}: {e.why}"
+                                          for op, _ in loaded for e in op.coverage_exemptions]
     lines += ["", traceability.render(loaded, FAMILIES)]
     lines += ["", "## Size limits (section B): real-sized cases over and at each limit", "",
               size_limits.render(loaded)]
@@ -155,8 +131,21 @@ def main(argv=None) -> int:
                                  description="Coverage counts, gaps and the traceability table of every family.")
     ap.add_argument("--out", help="write the markdown here instead of stdout")
     ap.add_argument("--cases", default=str(traceability.CASES_DIR), help="directory of case files (default: cases/)")
+    ap.add_argument("--scaffold", metavar="CASE_FILE",
+                    help="a new operator's case file holding only its header: write the groups the gates demand "
+                         "below it (harness/audit/scaffold.py), TODOs where a person must decide")
+    ap.add_argument("--dtypes", default="float32,float16", help="with --scaffold: the data dtypes the op accepts")
+    ap.add_argument("--index-dtypes", default="", help="with --scaffold: the index dtypes (ops with indices)")
+    ap.add_argument("--shape", default="", help="with --scaffold: a valid call's shape, e.g. 2,3,9,9")
+    ap.add_argument("--attrs", default="", help="with --scaffold: a valid call's attributes (YAML/JSON mapping)")
     args = ap.parse_args(argv)
-    loaded = traceability.load_all(args.cases)
+    if args.scaffold:
+        return _scaffold(args)
+    try:
+        loaded = traceability.load_all(args.cases)
+    except CaseFileError as e:          # one line naming the file, group and field, as a run says it
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     text = render(loaded)
     if args.out:
         Path(args.out).write_text(text)
@@ -167,6 +156,27 @@ def main(argv=None) -> int:
     if missing:
         print(f"{len(missing)} coverage gap(s); see the report", file=sys.stderr)
     return 1 if missing else 0
+
+
+def _scaffold(args) -> int:
+    from . import scaffold
+    try:
+        attrs = yaml.safe_load(args.attrs) if args.attrs else None
+        if attrs is not None and not isinstance(attrs, dict):
+            raise ValueError(f"--attrs: a mapping of attribute names to values, got {args.attrs!r}")
+        _, prepared = scaffold.scaffold_file(Path(args.scaffold), [d for d in args.dtypes.split(",") if d],
+                                             [d for d in args.index_dtypes.split(",") if d] or None,
+                                             [int(d) for d in args.shape.split(",") if d] or None, attrs)
+    except (OSError, ValueError, yaml.YAMLError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    todo = Path(args.scaffold).read_text(encoding="utf-8").count("# TODO")
+    print(f"{args.scaffold}: groups written ({todo} TODO); `python -m harness.audit.coverage --cases "
+          f"{Path(args.scaffold).parent}` lists what is still missing")
+    if not prepared:
+        print("note: the op's golden could not prepare the base call (is golden/<op>.py written, and are "
+              "--shape and --attrs a valid call?): shape changes per axis are TODOs; scaffold again once it can")
+    return 0
 
 
 if __name__ == "__main__":

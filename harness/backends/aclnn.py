@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from ..core import dtypes, families
 from ..target import discovery as environment
-from ..acl import abi, loader, runtime, setenv
+from ..acl import abi, events, loader, meminfo, runtime, setenv
 from ..acl.objects import CaseObjects, alloc_size
 from ..core.errors import HarnessConfigError
 from ..model import OpDescriptor
+from . import aclnn_perf
 from .base import BackendInfo, RunResult
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 SWCANN_WARNING = "SOFTWARE CANN: results are simulated, not hardware"
 WORKSPACE_FILL = 0xFF       # every byte of the workspace before phase 2: NaN in fp32, fp16 and bf16
 # Guard bytes after the workspace, from its 32-byte-rounded end (a kernel storing whole 32-byte
-# blocks may touch the rounding, which every allocator gives): a store beyond is an overrun
+# blocks may touch the rounding, which every allocator gives): a store beyond is an overrun. They
+# hold the case's exact guard pattern (harness/inputs/guard.py), compared byte for byte
 WORKSPACE_GUARD = 256
 _warned = False
 
@@ -72,18 +74,26 @@ class AclnnBackend:
             _warn_software(libs.runtime_path, fallback)
         self.libs = libs
         self.relaunch_all = bool(getattr(config, "relaunch", False))    # --relaunch: every case's executor twice
+        self.perf_all = bool(getattr(config, "perf", False))            # --perf: every passing case timed
         shared = runtime.current() is not None     # another backend of this process opened ACL already
         slot = getattr(config, "slot", None)        # a case worker's (harness/execution/pool.py)
         if slot is None:
             slot = runtime.worker_slot(getattr(config, "worker", None))
+        level = getattr(config, "determinism_level", None)     # --determinism-level; --deterministic is 1
         self.session = runtime.open_session(libs, getattr(config, "device", None), slot,
-                                            bool(getattr(config, "deterministic", False)))
+                                            int(level if level is not None else bool(getattr(config, "deterministic", False))))
+        self.timing_source = events.timing_source(libs)               # read once ACL is initialised
+        self.timing = aclnn_perf.timing_label(self.timing_source)
         try:
             family = self._check_soc(requested, software)
         except HarnessConfigError:
             if not shared:
                 runtime.close_session()     # leave the process as we found it
             raise
+        # the leak check a real CANN allows too: free device memory before and after each case
+        self._memory = meminfo.MemoryWatch(libs, lambda: libs.runtime.aclrtSynchronizeStream(self.session.stream))
+        self._launched: set[tuple] = set()  # (op, tensor dtypes) launched in this process: kernels loaded
+        self._first_launch = False          # the current case launched a kernel for the first time
         self.info = BackendInfo("aclnn", str(libs.pooling_library), f"npu:{self.session.device_id}",
                                 self.session.soc_name, family, simulated=software,
                                 version=loader.cann_version(libs.root), details=self._details(found, fallback))
@@ -106,12 +116,17 @@ class AclnnBackend:
         self.session.ensure_thread()
         runtime.recent_error(self.libs)   # drain, so a failure below reports only its own text
         outputs = {a.name: a.value for a in args if a.kind == "tensor" and a.is_output and a.value is not None}
+        kernel = (op.aclnn, tuple(a.dtype for a in args if a.kind == "tensor"))
         objs = CaseObjects(self.libs)
         try:
             with objs:              # releases every object on every path, in reverse order
-                return self._run(objs, phase1, phase2, args, outputs, null_out, relaunch)
+                result = self._run(objs, phase1, phase2, args, outputs, null_out, relaunch)
         finally:
             self._pending_problems += [f"release failed: {p}" for p in objs.problems]
+        if result.phase2_status is not None:
+            self._first_launch = self._first_launch or kernel not in self._launched
+            self._launched.add(kernel)
+        return result
 
     def _run(self, objs: CaseObjects, phase1, phase2, args, outputs, null_out=frozenset(),
              relaunch: bool = False) -> RunResult:
@@ -159,17 +174,15 @@ class AclnnBackend:
                 raise
             fresh = {name: outputs[name].storage.clone() for name in device_out}   # what each launch starts from
         workspace, guard_at = None, alloc_size(workspace_size.value)
+        tail = _workspace_guard(outputs)
         if workspace_size.value > 0:
             try:
-                # a kernel that sums into workspace it never cleared then fails visibly, whatever the
-                # allocator hands out (fresh device memory is often zero, which would hide it;
-                # torch_npu's caching allocator returns old data)
-                workspace = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
+                workspace = _guarded_workspace(objs, guard_at, tail)
             except runtime.AclCallError:
                 if not relaunch:
                     objs.unused_executor(executor.value)
                 raise
-        launch = _Launch(self, objs, phase2, executor.value, workspace_size.value, device_out, device_in)
+        launch = _Launch(self, objs, phase2, executor.value, workspace_size.value, device_out, device_in, tail)
         first = launch.run(status, outputs, timings, workspace)
         if not relaunch or first.runtime_failed:
             return first
@@ -184,7 +197,7 @@ class AclnnBackend:
         again = None
         if workspace is not None:
             objs.fill(workspace, guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
-            again = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
+            again = _guarded_workspace(objs, guard_at, tail)
         first.second = launch.run(status, outputs, {}, again)
         if workspace is not None:
             old = objs.read(workspace, guard_at + WORKSPACE_GUARD)
@@ -192,16 +205,29 @@ class AclnnBackend:
         return first
 
     @property
-    def deterministic(self) -> bool:
-        """Deterministic mode is on (--deterministic): the runner checks that it holds."""
+    def deterministic(self) -> int:
+        """The determinism level the run set (0: off; --deterministic is 1): the runner checks it holds."""
         return self.session.deterministic
 
     def deterministic_mode(self):
         """Deterministic mode for one case (a `deterministic: true` group), restored after."""
         return runtime.deterministic_mode(self.libs)
 
+    def measure(self, op: OpDescriptor, args: list[Arg], loop) -> dict:
+        """Perf mode: the case's kernel launched and timed as often as loop(launch) decides
+        (aclnn_perf.measure: a repeatable executor, ACL events on the case's stream)."""
+        return aclnn_perf.measure(self, op, args, loop)
+
     def after_case(self) -> list[str]:
         problems, self._pending_problems = self._pending_problems, []
+        problems += self._counted_leaks()
+        leak = self._memory.after_case(self._first_launch)
+        self._first_launch = False
+        return problems + ([leak] if leak else [])
+
+    def _counted_leaks(self) -> list[str]:
+        """What the software CANN's own counters (swcannGetStats) say the case left alive."""
+        problems: list[str] = []
         if self._baseline is None:
             return problems
         now = self._live_counts()
@@ -220,6 +246,7 @@ class AclnnBackend:
         """After a runtime error: a clean device in this process. Returns what was done;
         raises (AclCallError, HarnessConfigError) when the device cannot be recovered."""
         self.session.reset()
+        self._memory.rebase()       # a reset frees the device's memory: the next case starts from here
         return f"aclrtResetDevice({self.session.device_id}) + aclrtSetDevice({self.session.device_id})"
 
     def close(self) -> None:
@@ -231,8 +258,9 @@ class AclnnBackend:
         libs, software = self.libs, self.libs.is_software_cann
         details = {**libs.paths(), "root_source": found.source, "software_cann": software,
                    # only the software CANN names the failed check ("check B9 failed") in its messages
-                   "names_checks": software, "deterministic": self.session.deterministic, "relaunch": self.relaunch_all,
-                   "device_count": self.session.device_count,
+                   "names_checks": software, "deterministic": bool(self.session.deterministic),
+                   "determinism_level": int(self.session.deterministic), "relaunch": self.relaunch_all,
+                   "device_count": self.session.device_count, "leak_check_meminfo": self._memory.describe(),
                    "ASCEND_OPP_PATH": os.environ.get("ASCEND_OPP_PATH")}
         details.update(setenv.facts(libs.root))            # which set_env.sh, how applied, the variables
         details.update({f"deterministic_{scope}": value
@@ -243,6 +271,7 @@ class AclnnBackend:
                 details["fallback_reason"] = fallback
             details["swcann_version"] = (libs.runtime.swcannVersion() or b"").decode("utf-8", errors="replace")
             details["SWCANN_SOC"] = os.environ.get("SWCANN_SOC")
+        details.update(timing=self.timing, timing_source=self.timing_source, perf=self.perf_all)
         return details
 
     def _check_soc(self, requested: str | None, software: bool) -> str:
@@ -294,15 +323,35 @@ class AclnnBackend:
         return phase1, phase2
 
 
+def _workspace_guard(outputs: dict):
+    """The pattern of the workspace's tail guard: the case's own, as its outputs' guards are (an
+    argument list built without them gets a fixed one)."""
+    from ..inputs import guard          # torch comes with the inputs layer: never in the pytest process
+    seeded = next((arg.guard for arg in outputs.values() if arg.guard is not None), None)
+    return seeded.sibling("workspace") if seeded is not None else guard.Pattern("workspace")
+
+
+def _guarded_workspace(objs: CaseObjects, guard_at: int, tail) -> int:
+    """A workspace of `guard_at` bytes (its size rounded up) filled with WORKSPACE_FILL, then
+    WORKSPACE_GUARD bytes of the pattern `tail`. The fill makes a kernel that sums into workspace it
+    never cleared fail visibly, whatever the allocator hands out (fresh device memory is often zero,
+    which would hide it; torch_npu's caching allocator returns old data)."""
+    import torch
+    workspace = objs.filled_buffer(guard_at + WORKSPACE_GUARD, WORKSPACE_FILL)
+    objs.upload_into(workspace + guard_at, torch.from_numpy(tail.at(0, WORKSPACE_GUARD).copy()))
+    return workspace
+
+
 class _Launch:
     """Phase 2 of one executor on the case's buffers, then what it did to them: the outputs
     downloaded, inputs read back (const), the workspace's guard bytes checked."""
 
     def __init__(self, backend: AclnnBackend, objs: CaseObjects, phase2, executor: int, workspace_size: int,
-                 device_out: dict, device_in: dict):
+                 device_out: dict, device_in: dict, tail):
         self.backend, self.objs, self.phase2, self.executor = backend, objs, phase2, executor
         self.workspace_size = workspace_size
         self.device_out, self.device_in = device_out, device_in
+        self.tail = tail                # the workspace's guard pattern (_workspace_guard)
 
     def run(self, status: int, outputs: dict, timings: dict, workspace: int | None) -> RunResult:
         """One phase-2 call with `workspace` (its guard bytes follow its rounded end)."""
@@ -318,14 +367,22 @@ class _Launch:
         if sync != 0:
             messages.append(runtime.recent_error(libs))
         written: tuple[str, ...] = ()
-        overrun = 0
+        damage = None
         if p2 == 0 and sync == 0:
             for name, dev in self.device_out.items():
                 objs.download(dev, outputs[name].storage)
             written = tuple(name for name, (dev, storage) in self.device_in.items() if not objs.unchanged(dev, storage))
             if workspace is not None:
-                guard = objs.read(workspace + alloc_size(self.workspace_size), WORKSPACE_GUARD)
-                overrun = len(guard) - guard.count(WORKSPACE_FILL)
+                damage = self._tail_damage(workspace)
         message = "\n".join(m for m in dict.fromkeys(messages) if m)
         return RunResult(status, message, p2, sync, outputs, timings, workspace_size=self.workspace_size,
-                         launch_s=launch_s, launches=launches, inputs_written=written, workspace_overrun=overrun)
+                         launch_s=launch_s, launches=launches, inputs_written=written,
+                         workspace_overrun=damage.changed if damage else 0, workspace_damage=str(damage or ""))
+
+    def _tail_damage(self, workspace: int):
+        """The first byte of the workspace's tail guard the launch changed (guard.Damage), or None."""
+        import numpy as np
+        from ..inputs import guard
+        at = alloc_size(self.workspace_size)
+        found = np.frombuffer(self.objs.read(workspace + at, WORKSPACE_GUARD), dtype=np.uint8)
+        return guard.first_change(guard.WORKSPACE_TAIL, found, self.tail.at(0, WORKSPACE_GUARD), at)

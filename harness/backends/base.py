@@ -26,6 +26,7 @@ class RunResult:
     inputs_written: tuple[str, ...] = ()  # input tensors whose device buffer phase 2 changed (an
                                           # aclnn input is const: a kernel using it as scratch is a bug)
     workspace_overrun: int = 0            # guard bytes after the workspace that phase 2 changed
+    workspace_damage: str = ""            # the first of them: offset, bytes found and expected (guard.Damage)
     second: RunResult | None = None       # run(relaunch=True): the repeatable executor's second launch
     stale_workspace: int = 0              # a second launch: bytes of the first launch's workspace it changed
 
@@ -85,3 +86,12 @@ class Backend(Protocol):
         Backends without it are recovered by a fresh worker process."""
 
     def close(self) -> None: ...
+
+
+class LaunchFailed(Exception):
+    """A launch of the perf mode's timing loop failed (a backend's `measure`): the statuses say how,
+    and a non-zero one leaves the device in doubt, as a failed phase 2 does."""
+
+    def __init__(self, message: str, phase2_status: int | None = None, sync_status: int | None = None):
+        super().__init__(message)
+        self.phase2_status, self.sync_status = phase2_status, sync_status

@@ -8,17 +8,21 @@ no second collection and none of xdist's per-item traffic. The workers are forke
 one zygote, so torch is imported once however many there are.
 
 Each case worker is a CaseExecutor of its own: crash and hang isolation, deadlines,
-device resets and the replacement of a dead worker are exactly as with one. Cases go to
-the least busy worker; supervisor.run_on waits for the case pytest asks for while keeping
-every worker's deadline. A worker whose device is lost stops taking cases; the others go on.
+device resets and the replacement of a dead worker are exactly as with one. deal() hands each
+case to the least busy worker and, while it waits for the case pytest asks for, keeps every
+worker's deadline and tops up every worker that finished one from the cases pytest runs next: a
+long case in one worker never leaves the others idle while cases wait (with one worker per device,
+an idle worker is an idle device). A worker whose device is lost stops taking cases; the others go on.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..acl.runtime import worker_slot
+from ..judge.outcome import Outcome
 from . import scratch
-from .supervisor import CacheUse, CaseExecutor, _Zygote, run_on
+from .channel import wait_any
+from .supervisor import CacheUse, CaseExecutor, _Zygote
 
 
 def slots(worker: str | None, size: int) -> list[int]:
@@ -63,8 +67,8 @@ class CasePool:
             ex.start()
         return properties
 
-    def run(self, case, deadline_s: float, ahead=()) -> dict:
-        return run_on(self.executors, case, deadline_s, ahead)
+    def run(self, case, deadline_s: float, ahead=()) -> Outcome:
+        return deal(self.executors, case, deadline_s, ahead)
 
     @property
     def cache_stats(self) -> CacheUse | None:
@@ -78,3 +82,84 @@ class CasePool:
             self._zygote = None
         if self._log_dir is not None:
             scratch.remove(self._log_dir)
+
+
+def _least_busy(executors: list[CaseExecutor]) -> CaseExecutor | None:
+    """The usable executor with the fewest cases queued (the first of equals), or None."""
+    usable = [ex for ex in executors if ex.usable]
+    return min(usable, key=lambda ex: ex.queued) if usable else None
+
+
+class _Backlog:
+    """The cases pytest runs next, [(case, deadline)], read lazily (pytest's order; the run's whole rest
+    where the caller gives that) and without the ones a worker already has."""
+
+    def __init__(self, ahead, known: set[str]):
+        self._it, self._known, self._head = iter(ahead), known, None
+
+    def peek(self):
+        while self._head is None:
+            item = next(self._it, None)
+            if item is None:
+                return None
+            if item[0].id not in self._known:
+                self._head = item
+        return self._head
+
+    def pop(self) -> None:
+        self._head = None
+
+    def rest(self):
+        if self._head is not None:
+            yield self._head
+        yield from self._it
+
+
+def _top_up(executors: list[CaseExecutor], backlog: _Backlog) -> None:
+    """Send the backlog's cases, in order, each to the least busy worker with room, until none has room
+    (LOOKAHEAD cases ahead, AHEAD_BYTES unanswered bytes) or the backlog is empty."""
+    open_ = [ex for ex in executors if ex.usable and ex.has_room]
+    while open_ and backlog.peek() is not None:
+        target = _least_busy(open_)
+        if target.offer(*backlog.peek()):
+            backlog.pop()
+            if not target.has_room:
+                open_.remove(target)
+        else:       # its unanswered bytes are at the limit, or its device is lost: the others may take it
+            open_.remove(target)
+
+
+def deal(executors: list[CaseExecutor], case, deadline_s: float, ahead=()) -> Outcome:
+    """Run `case` on one of `executors` and return its Outcome; meanwhile deal the `ahead` cases
+    (what pytest runs next, read only as far as the workers have room) to whichever worker is least
+    busy, again each time a worker answers, and keep every answer until it is asked for.
+
+    While it waits for `case`, every worker's running case keeps its own deadline: the wait ends
+    at the earliest one, so a hang in one worker is a TIMEOUT on time while another is awaited."""
+    for ex in executors:
+        outcome = ex.take(case.id)
+        if outcome is not None:
+            return outcome
+    owner = next((ex for ex in executors if ex.holds(case)), None)
+    while owner is None:
+        owner = _least_busy(executors) or executors[0]      # all lost: its submit() says why
+        missing = owner.submit(case, deadline_s)
+        if missing is not None:
+            if not any(ex.usable for ex in executors):
+                return missing
+            owner = None            # that worker's device is lost now: another one takes the case
+    backlog = _Backlog(ahead, set().union(*(ex.case_ids() for ex in executors)))
+    _top_up(executors, backlog)
+    while True:
+        busy = [ex for ex in executors if ex.queued]
+        if owner not in busy:
+            # the worker holding `case` died with a case before it (a CRASH, a TIMEOUT): it never ran
+            return deal(executors, case, deadline_s, backlog.rest())
+        channels = {ex.channel: ex for ex in busy}
+        ready = [channels[c] for c in wait_any(list(channels), min(ex.time_left() for ex in busy))]
+        for ex in ready or [ex for ex in busy if ex.time_left() <= 0]:
+            ex.collect()
+        outcome = owner.take(case.id)
+        if outcome is not None:
+            return outcome
+        _top_up(executors, backlog)

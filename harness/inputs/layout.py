@@ -31,6 +31,9 @@ class TensorArg:
     perm: tuple[int, ...] | None  # logical dim i = device dim perm.index(i); None = identity
     is_output: bool = False
     unbacked: bool = False       # a descriptor over a tiny storage: phase 1 only, never a kernel
+    # outputs: the guard.Pattern every storage byte outside the view holds (guard.lay; guard.py
+    # reads TensorArgs, so it is not imported here)
+    guard: object | None = None
 
     @property
     def device_view(self) -> torch.Tensor:
@@ -44,6 +47,22 @@ class TensorArg:
             return view
         inverse = [self.perm.index(i) for i in range(len(self.perm))]
         return view.permute(*inverse)
+
+    def extent(self) -> tuple[int, int] | None:
+        """(first, last) storage element the view covers, or None when it has no element. The
+        layouts here never use a negative stride, so the view starts at its offset."""
+        if any(int(d) == 0 for d in self.dims):
+            return None
+        return self.offset, self.offset + sum((int(d) - 1) * int(s) for d, s in zip(self.dims, self.strides))
+
+    @property
+    def dense(self) -> bool:
+        """No storage element between the view's first and last is left out (no stride gaps)."""
+        span = self.extent()
+        n = 1
+        for d in self.dims:
+            n *= int(d)
+        return span is None or span[1] - span[0] + 1 == n
 
     def covered(self) -> torch.Tensor:
         """Bool mask over storage: True where the view has an element."""

@@ -11,7 +11,7 @@ import golden as golden_pkg
 from ..core import dtypes
 from ..model import Case
 from ..model.spec import OUT_POINTERS
-from . import layout, values
+from . import guard, layout, values
 from .args import Arg
 
 
@@ -51,13 +51,19 @@ def mutate(case: Case, prepared: dict[str, torch.Tensor]) -> dict[str, torch.Ten
     return inputs
 
 
-# Poisoned elements after every output view's last element: a kernel that stores a whole block
+# Guard elements after every output view's last element: a kernel that stores a whole block
 # (or tile) past the tail of the output changes them, contiguous outputs included.
 OUTPUT_GUARD = 64
 
 
+def guard_pattern(case: Case, name: str) -> guard.Pattern:
+    """The exact bytes outside output `name`'s view (offset, stride gaps, tail guard), seeded from
+    the case id: they differ from case to case, and from output to output."""
+    return guard.Pattern(f"{case.id}#{name}")
+
+
 def poison(dtype: torch.dtype):
-    """Fill value for output buffers: anything the library never writes fails comparison."""
+    """Fill value of an output's view: anything the library never writes fails comparison."""
     if dtype.is_floating_point:
         return float("nan")
     if dtype.is_complex:
@@ -67,15 +73,6 @@ def poison(dtype: torch.dtype):
         return True
     info = torch.iinfo(dtype)
     return info.min if info.min < 0 else info.max
-
-
-def is_poison(t: torch.Tensor) -> torch.Tensor:
-    """Elementwise: does `t` still hold poison(t.dtype)? (NaN is no value `==` can match.)"""
-    if t.dtype.is_complex:
-        return torch.isnan(t.real) & torch.isnan(t.imag)
-    if t.dtype.is_floating_point:
-        return torch.isnan(t.float())
-    return t == poison(t.dtype)
 
 
 def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[int, ...]) -> list[Arg]:
@@ -115,8 +112,8 @@ def build_args(case: Case, inputs: dict[str, torch.Tensor], output_shape: tuple[
         else:
             arg = layout.materialize(p.name, logical, fmt, lay, channel_last, p.output,
                                      OUTPUT_GUARD if p.output else 0)
-            if p.output:
-                arg.storage.fill_(poison(logical.dtype))   # the gaps of strided layouts and the guard too
+            if p.output:      # the view holds the poison already (materialize copied it in)
+                guard.lay(arg, guard_pattern(case, p.name))
         args.append(Arg(p.name, "tensor", None if p.name == null else arg, dt, p.output))
     if null in OUT_POINTERS:
         args.append(Arg(null, "out_pointer", None))     # phase 1's workspaceSize / executor passed as NULL

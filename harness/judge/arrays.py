@@ -7,6 +7,7 @@ bfloat16, which numpy lacks, widened exactly to float32).
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -25,9 +26,15 @@ def _array(x) -> tuple[np.ndarray, str]:
     return arr, arr.dtype.name
 
 
-def file_name(case_id: str) -> str:
-    """A file name for a case id: readable, and no characters a shell or a file system minds."""
-    return re.sub(r"[^A-Za-z0-9._=-]+", "_", case_id)[:200] + ".npz"
+PREFIX_CHARS = 120      # of the readable part: with the hash and ".npz", far below a file system's 255 bytes
+
+
+def file_name(case_id: str, suffix: str = ".npz") -> str:
+    """A file name for a case id: a readable prefix (no characters a shell or a file system minds)
+    and a hash of the whole id, so two ids never share a file however long their common start, and
+    two ids that differ only in characters the prefix replaces do not either."""
+    readable = re.sub(r"[^A-Za-z0-9._=-]+", "_", case_id)[:PREFIX_CHARS].strip("._-") or "case"
+    return f"{readable}-{hashlib.sha256(case_id.encode('utf-8')).hexdigest()[:16]}{suffix}"
 
 
 def write_arrays(directory: Path, case_id: str, capture: dict) -> dict:

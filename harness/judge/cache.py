@@ -121,7 +121,8 @@ class GoldenCache:
         return Path(self._path(key))
 
     def _path(self, key: str) -> str:
-        # a string, not a Path: pathlib's joins were a tenth of a warm run
+        # a string, not a Path: a warm run asks for a path per case, and pathlib's joins showed in its
+        # profile (benchmarks/NOTES.md)
         return f"{self._dir}/{key[:2]}/{key}.bin"
 
     def get(self, case: Case, numerics: bool) -> Materials:

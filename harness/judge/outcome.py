@@ -35,7 +35,9 @@ class Outcome:
     verdict: dict | None = None       # the comparison with the golden (compare.Verdict.to_dict())
     digests: dict = field(default_factory=dict)     # output name -> judge/digest.py digest of its view
     duration_s: float = 0.0
+    started_at: float | None = None   # time.time() when its case worker began it (a run's span of cases)
     launch_s: float | None = None     # phase 2 + sync wall time
+    device_s: float | None = None     # the same, over every launch of the case (device_time.py)
     launches: int | None = None       # kernels phase 2 launched, where the backend can count them
     launches_note: str = ""           # why an empty case's launches could not be counted
     timings: dict = field(default_factory=dict)     # seconds: golden, inputs, run (phase1, phase2), compare, ...
@@ -46,6 +48,7 @@ class Outcome:
     diagnostics: dict = field(default_factory=dict)  # DIAGNOSTIC_KEYS, where there is something to say
     dump: dict | None = None          # --dump-failures: the arrays file the worker wrote
     perf: dict | None = None          # --perf: the timing distribution (harness/judge/perf.py)
+    determinism: dict | None = None   # the determinism level it was held to and what was checked (batch_slice.py)
 
     def fail(self, reason: str) -> "Outcome":
         self.raw, self.reason = Status.FAIL, reason

@@ -9,21 +9,24 @@ from pathlib import Path
 import torch
 
 from .. import inputs as inputs_mod
-from ..backends.base import Backend, BackendInfo
+from ..backends.base import Backend, BackendInfo, LaunchFailed
+from ..inputs import guard
 from ..core.status import Status
 from ..model import Case
-from . import cache as cache_mod, compare, digest, reasons
+from . import batch_slice, cache as cache_mod, compare, digest, perf as perf_mod, reasons
+from .device_time import LaunchMeter
 from .outcome import Outcome
 
 _CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
 
 
-def _untouched_outside_view(arg) -> bool:
-    """Elements of a strided output buffer that are not part of its view must keep the poison."""
-    mask = ~arg.covered()
-    if not mask.any():
-        return True
-    return bool(inputs_mod.is_poison(arg.storage[mask]).all())
+def _outside_view_damage(arg, result) -> "guard.Damage | None":
+    """Where a launch changed an output's storage outside its view (the guard bytes before the view,
+    in its stride gaps, after its tail), or None. Only a launch can: a case whose phase 2 never ran,
+    or an unbacked descriptor, has nothing to check."""
+    if arg is None or arg.unbacked or result.phase2_status is None:
+        return None
+    return guard.damage(arg)
 
 
 def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod.GoldenCache | None" = None,
@@ -32,12 +35,15 @@ def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod
     (for --dump-failures)."""
     start = time.perf_counter()
     info: BackendInfo = backend.info
-    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties())
+    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties(),
+                  started_at=time.time())
+    metered = LaunchMeter(backend)      # every launch's time: how long the case kept its device busy
     try:
         with _mode_for(case, backend):
-            return _judge(case, backend, family, out, cache, capture)
+            return _judge(case, metered, family, out, cache, capture)
     finally:
         out.duration_s = time.perf_counter() - start
+        out.device_s = metered.total
 
 
 def _fail(out: Outcome, reason: str) -> Outcome:
@@ -145,27 +151,67 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         clock.lap("repeat")
         if differs:
             return _fail(out, differs)
+    inconsistent = batch_slice.check(case, backend, family, inputs, result, bool(promise), out)   # level 3
+    if isinstance((out.determinism or {}).get("batch_slice"), dict):      # a slice was run
+        clock.lap("batch_slice")
+    if inconsistent:
+        return _fail(out, inconsistent)
+    if _timed(case, backend):
+        _measure(case, backend, inputs, prepared, out)
+        clock.lap("perf")
     return out
+
+
+def _timed(case: Case, backend: Backend) -> bool:
+    """Whether a passing case is timed: --perf, or its group's `perf:` (on a backend that can)."""
+    return (case.perf is not None or getattr(backend, "perf_all", False)) and hasattr(backend, "measure")
+
+
+def _measure(case: Case, backend: Backend, inputs: dict, prepared: dict, out: Outcome) -> None:
+    """Perf mode, once the case passed: its kernel timed on fresh buffers (judge/perf.py) into
+    out.perf. A timed launch that fails fails the case: the library broke on a launch of an
+    executor it made repeatable, which it must take. An empty input launches nothing to time."""
+    if any(isinstance(t, torch.Tensor) and t.numel() == 0 for t in inputs.values()):
+        return
+    args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
+    info = backend.info
+    try:
+        out.perf = perf_mod.measure(backend, case.op.descriptor, args, perf_mod.PerfSettings.of(case.perf),
+                                    info.family or "", info.soc_name or "")
+    except LaunchFailed as e:
+        # a runtime status leaves the device in doubt: the worker resets it (Outcome.needs_recovery)
+        out.phase2_status, out.sync_status = e.phase2_status or out.phase2_status, e.sync_status or out.sync_status
+        out.fail(f"{perf_mod.FAILED}: {e}")
+    finally:
+        problems = backend.after_case()
+    if problems:            # a leak of the timed launches' objects is this case's too
+        out.problems += problems
+        if out.raw is Status.PASS:
+            out.fail(f"{perf_mod.FAILED}: {'; '.join(problems)}")
 
 
 def _launch_broken(case: Case, expected: dict | None, result, clock: _Clock | None = None):
     """What one launch did that a correct one never does, in this order: stored past its workspace,
-    wrote into an input, wrote into an output's strided gaps, failed the comparison with the golden
+    wrote into an input, changed an output's guard bytes outside its view, failed the comparison with the golden
     `expected` (not made when None: a status-only case). Returns (the reason or None, the last
     verdict made or None); the first launch and a repeatable executor's second are held to it alike."""
     if result.workspace_overrun:
         return (f"{reasons.WORKSPACE_OVERRUN}: {result.workspace_overrun} of the guard bytes after the "
-                f"{result.workspace_size} bytes phase 1 asked for changed"), None
+                f"{result.workspace_size} bytes phase 1 asked for changed"
+                + (f": {result.workspace_damage}" if result.workspace_damage else "")), None
     if result.inputs_written:
         return (f"{reasons.WROTE_INTO_INPUT} {', '.join(result.inputs_written)}: its device buffer changed "
                 f"during phase 2 (aclnn inputs are const)"), None
     verdict = None
     for p in case.op.params:
-        if not p.output or expected is None:
+        if not p.output:
+            continue
+        damage = _outside_view_damage(result.outputs.get(p.name), result)
+        if damage is not None:
+            return f"{p.name}: the library {reasons.OUTSIDE_VIEW}: {damage}", verdict
+        if expected is None:
             continue
         arg = result.outputs[p.name]
-        if not _untouched_outside_view(arg):
-            return f"{p.name}: the library {reasons.OUTSIDE_VIEW} (strided gaps changed)", verdict
         verdict = compare.compare(case.standard, expected[p.name], arg.logical, case.dtype_of(p))
         if clock is not None:
             clock.lap("compare")

@@ -5,7 +5,7 @@ standard and a positional `inputs` list (spec ops/*.md section E). A case become
 Case of the operator's case file (`OpSpec`), so it runs and is judged exactly like a YAML
 case. What ATK's per-op executor does to the JSON before calling the library (which tensors
 it replaces by a forward pass, the format it labels tensors with, the dtype it casts indices
-to) is in EXECUTORS, from each op file's section E.2.
+to) is the op's `atk:` entry in its case file (OpSpec.atk), from each op file's section E.2.
 
 Nothing is silently dropped or changed: a case the harness cannot express faithfully becomes
 a Case with `skip` set to the reason, and interpretations the spec calls interpretations
@@ -17,7 +17,6 @@ import hashlib
 import json
 import math
 import random
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import dtypes
@@ -33,33 +32,6 @@ GROUP = "atk"
 SLOW_ELEMENTS = 1 << 20
 MAX_ELEMENTS = 1 << 26
 
-
-@dataclass(frozen=True)
-class Executor:
-    """What ATK's executor for one op does between the JSON and the library (spec section E.2)."""
-    format: str                       # the ACL format every tensor is created with
-    index_dtype: str | None = None    # dtype indices are cast to (None: the JSON's)
-    placeholders: tuple[str, ...] = ()  # JSON entries the executor replaces (values from a forward pass)
-    drawn: bool = False               # inputs are used as drawn from the JSON (no forward pass)
-    note: str | None = None
-    sums: bool = True                 # the backward adds gradients (False: a pure gather)
-
-
-EXECUTORS = {
-    # E.2: indices from a CPU MaxPool2d forward, cast to int32; get_format -> NCHW
-    "MaxPool2dWithIndicesBackward": Executor("NCHW", "int32", ("indices",)),
-    # E.2: indices from a CPU MaxPool3d forward, cast to int32; no get_format -> ND
-    "MaxPool3dWithArgmaxBackward": Executor("ND", "int32", ("indices",)),
-    # E: indices (int32) from a CPU AdaptiveMaxPool2d forward; gradOutput := the forward's output
-    "AdaptiveMaxPool2dBackward": Executor(
-        "ND", "int32", ("indices",),
-        note="ATK's executor feeds the forward output values as gradOutput; here gradOutput is drawn "
-             "from the JSON's range_values (same shape and dtype; the indices come from the forward)"),
-    # E: no input rewriting; get_format -> NCHW (ND is rejected)
-    "AvgPool2dBackward": Executor("NCHW"),
-    # E: only a CPU golden (torch.gather): every tensor is used as drawn, indices random in range
-    "MaxUnpool3dBackward": Executor("ND", drawn=True, sums=False),
-}
 
 # What the case files declare for every summing group: the torch CPU backend is no fp32-accumulating
 # device, so its fp16/bf16 results are expected to miss the ATK golden (summed in fp32).
@@ -208,7 +180,7 @@ def supported_status(cases: list[Case]) -> dict:
 
 
 def _case(path: Path, op: OpSpec, raw: dict, statuses: dict, vocab: Vocabulary) -> Case:
-    ex = EXECUTORS[op.name]
+    ex = op.atk
     cid = raw.get("id")
     rd = _Reader(f"{path.name}#{cid}", raw)
     base = dict(op=op, group=GROUP, kind="valid", families=op.families, standard=op.standard,
@@ -300,9 +272,9 @@ def load(path, op: OpSpec, op_cases: list[Case], vocab: Vocabulary, doc: list | 
     """The Cases of one ATK file for `op` (with `op_cases`, its case file's cases)."""
     path = Path(path)
     doc = read(path) if doc is None else doc
-    if op.name not in EXECUTORS:
-        raise CaseFileError(path, f"no ATK executor description for aclnn{op.name} "
-                                  f"(known: {', '.join(EXECUTORS)})", None, "aclnn_name")
+    if op.atk is None:
+        raise CaseFileError(path, f"aclnn{op.name}'s case file ({Path(op.path).name}) says nothing of its ATK "
+                                  f"executor: give it an `atk:` entry (spec section E.2)", None, "aclnn_name")
     statuses = supported_status(op_cases)
     cases, seen = [], set()
     for i, raw in enumerate(doc):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..core import dtypes, families, formats
+from ..core import dtypes, families, formats, perfstats
 from ..core.errors import CaseFileError
 from . import distributions, ids, messages
 from .spec import LAYOUTS, OUT_POINTERS, SCALAR_KINDS, Case, Deviation, Mutation, OpSpec, Param
@@ -272,8 +272,25 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
         cases.append(Case(op, name, case_name, "valid", shape, dt, idt, fmt, lay, attrs, dist,
                           fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs,
                           timeout_s=g.get("timeout_s"), deterministic=bool(g.get("deterministic", False)),
-                          relaunch=bool(g.get("relaunch", False))))
+                          relaunch=bool(g.get("relaunch", False)), perf=_perf(w, g.get("perf"))))
     return cases
+
+
+def _perf(w: Where, spec) -> dict | None:
+    """A group's `perf:` as the case carries it: None (not timed unless --perf), or its settings
+    ({} for the defaults), checked as the measuring loop will use them."""
+    if spec is None or spec is False:
+        return None
+    settings = {} if spec is True else dict(spec)
+    for key in ("rel_halfwidth", "budget_s", "tolerance"):
+        if key in settings and not settings[key] < math.inf:       # .inf and .nan pass the schema's bounds
+            raise w.error(f"must be a finite number, got {settings[key]}", f"perf.{key}")
+    try:
+        names = perfstats.StoppingRule.__dataclass_fields__
+        perfstats.StoppingRule(**{k: v for k, v in settings.items() if k in names})
+    except ValueError as e:
+        raise w.error(str(e), "perf") from None
+    return settings
 
 
 def _tensor_changes(w: Where, fld: str, changes: dict, op: OpSpec) -> dict:
@@ -322,6 +339,8 @@ def _agrees_with_check(w: Where, fld: str, status: dict, check) -> None:
 def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> list[Case]:
     name, block = g["name"], g["invalid"]
     w = Where(path, name, vocab)
+    if g.get("perf"):
+        raise w.error("only a matrix group's cases can be timed (an invalid scenario launches no kernel)", "perf")
     group_fams = w.families("families", g.get("families", op.families))
     checks = {c.id: c for c in op.checks}
     nullable = {p.name for p in op.params if p.type in ("tensor", "int_array")} | set(OUT_POINTERS)

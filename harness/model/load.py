@@ -14,7 +14,7 @@ import yaml
 from ..core.errors import CaseFileError
 from . import distributions, messages, source
 from .expand import MAX_CASES, Where, expand_invalid, expand_matrix
-from .spec import Check, Limit, OpSpec, Param
+from .spec import AtkExecutor, Check, CoverageExemption, Limit, OpSpec, Param
 from .vocabulary import Vocabulary
 
 _SCHEMA_PATH = Path(__file__).with_name("schema.yaml")
@@ -70,8 +70,9 @@ def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
 
 
 def _checks(w: Where, doc, fams) -> tuple[Check, ...]:
-    checks = tuple(Check(c["id"], c["what"], w.families(f"checks.{i}.families", c.get("families", fams)),
+    checks = tuple(Check(c["id"], c["what"],
                          None if c.get("status") is None else w.status_value(f"checks.{i}.status", c["status"]),
+                         w.families(f"checks.{i}.families", c.get("families", fams)),
                          c.get("untestable"), Limit(**c["limit"]) if c.get("limit") else None,
                          tuple(c.get("axes") or ()), c.get("boundary"))
                    for i, c in enumerate(doc.get("checks") or []))
@@ -106,7 +107,30 @@ def _op_spec(path, doc, vocab: Vocabulary) -> OpSpec:
     return OpSpec(doc["op"], doc["golden"], doc["standard"], fams, tuple(params), doc["output_like"],
                   tuple(doc.get("channel_last_formats", [])), checks, str(path), tuple(input_attrs),
                   w.deviations(doc.get("atk_deviations"), "atk_deviations"),
-                  bool(doc.get("deterministic_by_default", False)))
+                  bool(doc.get("deterministic_by_default", False)), doc["spatial_rank"],
+                  _atk_executor(w, doc.get("atk"), {p.name for p in params}), _exemptions(w, doc, fams))
+
+
+def _atk_executor(w: Where, atk: dict | None, names: set[str]) -> AtkExecutor | None:
+    if atk is None:
+        return None
+    fmt = w.format("atk.format", atk["format"])
+    index_dtype = w.dtype("atk.index_dtype", atk["index_dtype"]) if "index_dtype" in atk else None
+    for i, name in enumerate(atk.get("placeholders") or []):
+        if name not in names:
+            raise w.error(f"unknown parameter {name!r}", f"atk.placeholders.{i}")
+    return AtkExecutor(fmt, index_dtype, tuple(atk.get("placeholders") or ()), bool(atk.get("drawn", False)),
+                       atk.get("note"), bool(atk.get("sums", True)))
+
+
+def _exemptions(w: Where, doc, fams) -> tuple[CoverageExemption, ...]:
+    out = []
+    for i, e in enumerate(doc.get("coverage_exemptions") or []):
+        if e["family"] not in fams:
+            raise w.error(f"family {e['family']!r} is not one of the op's families", f"coverage_exemptions.{i}.family")
+        out.append(CoverageExemption(e["family"], w.dtype(f"coverage_exemptions.{i}.dtype", e["dtype"]),
+                                     e["requirement"], e["why"]))
+    return tuple(out)
 
 
 def _named_distributions(path, doc, op: OpSpec) -> dict:

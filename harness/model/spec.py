@@ -49,10 +49,11 @@ class Limit:
 
 @dataclass(frozen=True)
 class Check:
+    """One section-B check of the op, as its case file's `checks:` lists it."""
     id: str
     what: str
-    families: tuple[str, ...]
-    status: int | None
+    status: int | None              # what it returns when it fails (None: no status to assert)
+    families: tuple[str, ...]       # where it runs
     untestable: str | None
     limit: Limit | None = None
     axes: tuple[str, ...] = ()      # axes the check examines one by one (N, C, D, H, W)
@@ -71,6 +72,26 @@ class OpDescriptor:
 
 
 @dataclass(frozen=True)
+class AtkExecutor:
+    """What ATK's executor for one op does between the JSON and the library (spec section E.2)."""
+    format: str                       # the ACL format every tensor is created with
+    index_dtype: str | None = None    # dtype indices are cast to (None: the JSON's)
+    placeholders: tuple[str, ...] = ()  # JSON entries the executor replaces (values from a forward pass)
+    drawn: bool = False               # inputs are used as drawn from the JSON (no forward pass)
+    note: str | None = None
+    sums: bool = True                 # the backward adds gradients (False: a pure gather)
+
+
+@dataclass(frozen=True)
+class CoverageExemption:
+    """A coverage requirement that cannot hold for one family and dtype, and why."""
+    family: str
+    dtype: str
+    requirement: str                  # values | layouts | tiles
+    why: str
+
+
+@dataclass(frozen=True)
 class OpSpec:
     name: str                 # e.g. MaxPool2dWithIndicesBackward
     golden: str               # module name in golden/
@@ -84,6 +105,14 @@ class OpSpec:
     input_attrs: tuple[Param, ...] = ()   # shape the inputs (e.g. adaptive outputSize), not passed to the API
     atk_deviations: tuple["Deviation", ...] = ()  # known backend deviations of the op's ATK cases
     deterministic_by_default: bool = False    # documented deterministic without deterministic mode
+    spatial_rank: int = 2                     # trailing dims the op pools over (D, H, W: 3)
+    atk: AtkExecutor | None = None            # its ATK executor (None: the op has no ATK list)
+    coverage_exemptions: tuple[CoverageExemption, ...] = ()
+
+    def exempt(self, family: str, dtype: str, requirement: str) -> str | None:
+        """Why `requirement` need not hold for `family` and `dtype`, or None."""
+        return next((e.why for e in self.coverage_exemptions
+                     if (e.family, e.dtype, e.requirement) == (family, dtype, requirement)), None)
 
     @property
     def descriptor(self) -> OpDescriptor:
@@ -153,6 +182,9 @@ class Case:
     timeout_s: float | None = None    # the group's deadline; None: sized from the shape
     deterministic: bool = False       # runs in deterministic mode, twice, and must repeat its bits
     relaunch: bool = False            # its repeatable executor is launched twice; both must pass
+    # timed after it is judged (its group's `perf:`): the stopping rule's settings and the perf
+    # gate's tolerance, {} for the defaults; None: only --perf times it
+    perf: dict | None = field(default=None, hash=False, compare=False)
     # input tensor -> shape when every input is drawn on its own (no forward pass), e.g. an ATK
     # case whose executor feeds random indices; None: the golden's `prepare` makes the inputs
     drawn_shapes: dict | None = field(default=None, hash=False, compare=False)

@@ -16,6 +16,7 @@ import pytest
 from ..core.errors import CaseFileError
 from ..core.paths import CASES_DIR
 from ..core.status import Status
+from ..core.text import printable
 from ..model import Case
 from ..operators import load_atk_file, load_case_file
 from ..reporting.gate import is_gate_failure
@@ -153,7 +154,7 @@ class CaseFileErrorItem(pytest.Item):
         raise self.error
 
     def repr_failure(self, excinfo, style=None):
-        return str(self.error)
+        return printable(str(self.error))
 
     def reportinfo(self):
         return self.path, None, f"case file {self.path.name}"
@@ -161,8 +162,8 @@ class CaseFileErrorItem(pytest.Item):
 
 @functools.lru_cache(maxsize=None)
 def _mark(name: str):
-    """The marker, made once: looking a marker up by name (pytest.mark's __getattr__) was half of
-    collecting a 4,000-case selection."""
+    """The marker, made once: looking a marker up by name (pytest.mark's __getattr__) for every item
+    dominated collecting a large selection (benchmarks/NOTES.md)."""
     return getattr(pytest.mark, name)
 
 
@@ -182,7 +183,8 @@ class CaseItem(pytest.Item):
         # the reason is the whole story; a traceback of the harness would only hide it
         if excinfo.errisinstance((CaseFailure, pytest.xfail.Exception)):
             repro = (getattr(self, "record", None) or {}).get("repro")
-            return f"{self.case.id}: {excinfo.value}" + (f"\nrepro: {repro}" if repro else "")
+            # the library's message may hold control characters: shown escaped, never interpreted
+            return printable(f"{self.case.id}: {excinfo.value}") + (f"\nrepro: {printable(repro)}" if repro else "")
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):

@@ -48,8 +48,9 @@ class Lifecycle:
             settings.report, root=Path(str(config.rootpath)), argv=["pytest", *config.invocation_params.args],
             requested={"backend": settings.backend, "family": settings.family}, worker=settings.worker,
             extra={"shard": config.getoption("shard"), "reruns": settings.report.reruns,
-                   "gate": settings.report.gate, "tier": settings.tier,
-                   "case_workers": settings.case_workers, "xdist_workers": config.getoption("numprocesses", None)})
+                   "gate": settings.report.gate, "tier": settings.tier, "perf": settings.perf,
+                   "case_workers": settings.case_workers, "xdist_workers": config.getoption("numprocesses", None),
+                   "determinism_level": settings.determinism_level})
 
     @property
     def recorder(self):
@@ -152,7 +153,7 @@ class Lifecycle:
         executor = self._case_executor()
         self._journal().started(case.id, item.nodeid, case.op.name)
         deadline = deadline_for(case, self.settings.case_timeout)
-        ahead = [(c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming()]
+        ahead = ((c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming())   # read lazily
         try:   # reruns, the record (status, identity, repro, timings), the dump
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
                                              lambda: executor.run(case, deadline, ahead))

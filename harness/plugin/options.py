@@ -20,6 +20,7 @@ from ..execution import sizing
 from ..reporting.run import ReportSettings, add_options as add_report_options
 
 SETTINGS = pytest.StashKey()
+DETERMINISM_LEVELS = (0, 1, 2, 3)    # ACL_OPT_DETERMINISTIC's values (acl_abi.md 3.3), TTK's --dl
 
 
 def add_options(parser) -> None:
@@ -47,10 +48,21 @@ def add_options(parser) -> None:
                 help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
                      "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt), and hold the library to it: every "
                      "numeric case runs twice and must give the same bits")
+    g.addoption("--determinism-level", type=int, default=None, choices=DETERMINISM_LEVELS, metavar="N",
+                help="aclnn: ACL_OPT_DETERMINISTIC=N at process and context level, and hold the library to its "
+                     "level (TTK's --dl numbering): 0 off; 1 = --deterministic (every numeric case twice, same "
+                     "bits); 2 strong consistency (the same check: a single aclnn call has no graph compile); "
+                     "3 batch consistency: also each batched case's batch slice run alone must give the bits of "
+                     "the same slice of the full batch (harness/judge/batch_slice.py)")
     g.addoption("--relaunch", action="store_true",
                 help="aclnn: make every executor repeatable (aclSetAclOpExecutorRepeatable) and launch it twice "
                      "on the same tensors, outputs set back to poison and a fresh workspace: both launches must "
                      "pass (what the `relaunch: true` groups do for their cases)")
+    g.addoption("--perf", action="store_true",
+                help="time every case that passes: warmup launches of a repeatable executor, then launches timed "
+                     "with device events (torch: CUDA events, or the host's clock on the CPU) until the median's "
+                     "95 %% interval is within 2 %%, 2 s per case or 200 launches; records carry `perf`, and "
+                     "--gate with a perf baseline gates on it (what the `perf:` groups do for their cases)")
     g.addoption("--no-reexec", action="store_true",
                 help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
                      "instead of re-executing with it applied")
@@ -59,9 +71,11 @@ def add_options(parser) -> None:
                      "a case past it is TIMEOUT and its worker process is replaced")
     g.addoption("--case-workers", default="auto", metavar="N",
                 help="case worker processes per pytest process, each running cases on its own device slot "
-                     "(default auto: one per core up to 8, and one per 3 GiB of available memory, on the software "
-                     "CANN and on torch on the CPU; one on hardware, on a torch accelerator, under xdist and for a "
-                     "single named case)")
+                     "(default auto: one per device where the work is device time (hardware; the software CANN "
+                     "with SWCANN_DEVICE_TIME=1), else one per core up to 8 (the software CANN, torch on the CPU); "
+                     "at most what the available memory holds (1 GiB a worker on the default tier, 3 GiB with slow "
+                     "cases); one on a torch accelerator, under xdist and for a single named case; "
+                     "harness/execution/sizing.py)")
     g.addoption("--resume", default=None, metavar="DIR",
                 help="finish an interrupted run: run only the cases without a final record in DIR's journal "
                      "(DIR is the report directory of that run)")
@@ -93,6 +107,9 @@ class Settings:
     relaunch: bool = False
     distributed: bool = False            # the controller of an xdist run
     report: ReportSettings | None = None
+    determinism_level: int = 0           # --determinism-level (--deterministic: 1)
+    case_workers_why: str = ""           # how case_workers was chosen (sizing.Plan), for the run's header
+    perf: bool = False                   # --perf: every passing case timed
 
     @classmethod
     def from_config(cls, config) -> "Settings":
@@ -114,15 +131,28 @@ class Settings:
             report = ReportSettings.from_options(get)
         except HarnessConfigError as e:
             raise pytest.UsageError(str(e)) from None
-        return cls(get("backend"), get("device"), family, get("no_sw_fallback"), get("deterministic"), get("tier"),
+        level = _determinism_level(get("deterministic"), get("determinism_level"))
+        workers = _case_workers(config)
+        return cls(get("backend"), get("device"), family, get("no_sw_fallback"), level >= 1, get("tier"),
                    _absolute(get("report_dir")), getattr(config, "workerinput", {}).get("workerid"),
                    _absolute(get("golden_cache")), get("prepare_only"), timeout, _absolute(get("resume")),
-                   _case_workers(config), get("relaunch"), get("dist", "no") != "no", report)
+                   workers.count, get("relaunch"), get("dist", "no") != "no", report, level, workers.why,
+                   perf=get("perf"))
 
     def backend_settings(self) -> dict:
         """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
-        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch")
+        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch",
+                "determinism_level", "perf")
         return {k: v for k, v in asdict(self).items() if k in keys}
+
+
+def _determinism_level(deterministic: bool, level: int | None) -> int:
+    """--determinism-level, where --deterministic is level 1 (given together, they must agree)."""
+    if level is None:
+        return 1 if deterministic else 0
+    if deterministic and level < 1:
+        raise pytest.UsageError(f"--deterministic is --determinism-level 1; it contradicts --determinism-level {level}")
+    return level
 
 
 def _absolute(path: str | None) -> str | None:
@@ -143,11 +173,11 @@ def _check_golden_cache(directory: str) -> None:
         raise pytest.UsageError(f"--golden-cache {directory}: the directory is not writable")
 
 
-def _case_workers(config) -> int:
+def _case_workers(config) -> sizing.Plan:
     try:
-        return sizing.case_workers(str(config.getoption("case_workers")), backend=config.getoption("backend"),
-                                   device=config.getoption("device"),
-                                   distributed=hasattr(config, "workerinput") or config.getoption("dist", "no") != "no",
-                                   single_case=any("::" in str(arg) for arg in config.args))
+        return sizing.plan(str(config.getoption("case_workers")), backend=config.getoption("backend"),
+                           device=config.getoption("device"),
+                           distributed=hasattr(config, "workerinput") or config.getoption("dist", "no") != "no",
+                           single_case=any("::" in str(arg) for arg in config.args), tier=config.getoption("tier"))
     except ValueError as e:
         raise pytest.UsageError(str(e)) from None

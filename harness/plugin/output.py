@@ -3,7 +3,6 @@ target (SIMULATED or HARDWARE, library, SoC), what a resumed run will redo, and 
 (failures with their repro lines, the per-operator table, the gate's verdict, where the reports are)."""
 from __future__ import annotations
 
-import pytest
 
 from .. import backends
 from ..backends.base import banner
@@ -40,7 +39,7 @@ class Output:
         if run is None:
             return backends.preview(self.settings.backend, self.settings)
         workers = self.settings.case_workers
-        how = "auto" if config.getoption("case_workers") == "auto" else "--case-workers"
+        how = self.settings.case_workers_why or "--case-workers"
         why = run.properties.get("fallback_reason")
         if why:     # the paths tried stay in summary.json's properties and in `./run doctor`
             why = discovery.fallback_headline(why) + " (summary.json's fallback_reason and ./run doctor list the paths tried)"
@@ -81,7 +80,7 @@ class Output:
 
 def pytest_configure(config):
     """A case runs in its case worker, never in this process, so pytest's log capture has nothing to
-    capture here; setting its handlers up and down around every phase of every item was the largest
-    per-case cost of a run. Case runs go without it."""
+    capture here, and setting its handlers up and down around every phase of every item is a per-case
+    cost with nothing in return (benchmarks/NOTES.md). Case runs go without it."""
     if runs_cases(config):
         config.pluginmanager.set_blocked("logging-plugin")   # unregisters it, or keeps it from registering

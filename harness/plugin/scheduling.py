@@ -1,10 +1,12 @@
 """Scheduling: how many processes a case run uses, and which cases come next.
 
-`-n auto` means what harness/execution/sizing.py says for a case run (one xdist worker per device on
-hardware, none on the software CANN, whose pytest process keeps several case workers busy). The case
-worker is sent the next few cases ahead of the one pytest runs, so it never waits for pytest's
-per-test machinery: in one process, the next items of the session; under xdist, `nextitem` and what
-the controller has already dealt this worker (private_api.py reads xdist's queue, as a hint only).
+`-n auto` means what harness/execution/sizing.py says for a case run (no xdist: one pytest process keeps
+its case workers busy, one per device where the work is device time, else one per core). The case
+workers are sent cases ahead of the one pytest runs, so they never wait for pytest's per-test
+machinery: in one process, the rest of the session, read lazily as far as the workers have room
+(harness/execution/pool.py: a long case pytest waits for must not leave the other workers idle);
+under xdist, `nextitem` and what the controller has already dealt this worker (private_api.py reads
+xdist's queue, as a hint only).
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ def pytest_xdist_auto_num_workers(config):
 
 
 class Lookahead:
-    """The cases pytest runs after the current one (pytest_runtest_protocol notes them)."""
+    """The cases pytest runs after the current one (pytest_runtest_protocol notes them): an iterable
+    read once, lazily."""
 
     def __init__(self, config, worker: str | None, case_workers: int):
         self.config, self.worker, self.case_workers = config, worker, case_workers
@@ -41,9 +44,11 @@ class Lookahead:
     def pytest_runtest_protocol(self, item, nextitem):
         """Notes the cases that come after this one, then lets pytest's own protocol run the item."""
         if isinstance(item, CaseItem):
-            self.cases = [it.case for it in self._following(item, nextitem) if isinstance(it, CaseItem)]
+            following = self._following(item, nextitem)
+            cases = (it.case for it in following if isinstance(it, CaseItem))
+            self.cases = list(cases) if isinstance(following, list) else cases    # the session's rest: lazily
 
-    def _following(self, item, nextitem) -> list:
+    def _following(self, item, nextitem):
         if nextitem is None:
             return []
         items = item.session.items
@@ -55,5 +60,6 @@ class Lookahead:
         if self._position is None:
             self._position = {it.nodeid: i for i, it in enumerate(items)}
         i = self._position.get(item.nodeid, -1)
-        ahead = 2 * LOOKAHEAD * self.case_workers      # enough to keep every case worker fed
-        return items[i + 1:i + 1 + ahead] if i >= 0 and items[i + 1:i + 2] == [nextitem] else [nextitem]
+        if i >= 0 and items[i + 1:i + 2] == [nextitem]:
+            return (items[j] for j in range(i + 1, len(items)))      # as far as the workers take them
+        return [nextitem]

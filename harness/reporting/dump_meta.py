@@ -1,6 +1,7 @@
 """--dump-failures, the meta: what the record says about a dumped case, added to its .npz.
 
-The case worker wrote the arrays (harness/judge/dump.py); `meta` (a JSON string: case id,
+The case worker wrote the arrays (harness/judge/arrays.py, in a file named by `arrays.file_name`:
+a readable prefix of the case id and a hash of all of it); `meta` (a JSON string: case id,
 status, reason, metrics, worst element, repro command, and each array's original dtype) is
 added here, in the pytest process, where the record has its identity and repro command.
 """

@@ -1,20 +1,26 @@
 """report.html: one self-contained page (inline CSS and SVG, no network) from a Report.
 
-The page is a Jinja2 template (templates/report.html.j2, autoescaped); the plots are small
-inline SVGs written here (no plotting library).
+The page is a Jinja2 template (templates/report.html.j2, autoescaped); its plots come from
+matplotlib (plots.py), imported on first use: at a run's start prepare() imports it in the
+background, so the report written at the end does not wait for it.
 """
 from __future__ import annotations
 
-import math
+import statistics
 import threading
+from collections import defaultdict
 
 import jinja2
-from markupsafe import Markup, escape as markupsafe_escape
+from markupsafe import Markup
 
-from .runs import Report
+from . import perf_summary
+from .changes import digest_splits
+from .perf_gate import LABELS, p_text
+from .runs import Report, median_of
 from .records import metrics_of, status_of
 from ..core.status import ORDER, Status
 from ..core.text import printable
+
 
 def _shown(value):
     """Every `{{ }}` of the template passes here before autoescaping: text gets its non-printable
@@ -32,68 +38,70 @@ COLOURS = {Status.PASS: "#2e7d32", Status.FAIL: "#c62828", Status.CRASH: "#6a1b9
            Status.UNEXPECTED_PASS: "#1565c0", Status.FLAKE: "#00838f"}
 
 
-_W_CAT, _H, _LEFT, _BOTTOM, _TOP = 64, 180, 46, 46, 18     # px: one column per (dtype, metric)
-_LOG_LO, _LOG_HI = -6, 6                                     # y axis: 1e-6 .. 1e6 of the threshold
-
-
-def _y(ratio: float) -> float:
-    v = min(max(ratio, 10.0 ** _LOG_LO), 10.0 ** _LOG_HI) if math.isfinite(ratio) else 10.0 ** _LOG_HI
-    frac = (math.log10(v) - _LOG_LO) / (_LOG_HI - _LOG_LO)
-    return _TOP + (1 - frac) * _H
-
-
-def _strip_plot(op: str, points: list) -> Markup:
-    """One SVG strip plot: a column per (dtype, metric), a dot per distinct pixel (its title says
-    how many cases sit there), the red line at the threshold. Written by hand: a plotting library
-    cost seconds per report for a few thousand dots, and the page must stay self-contained."""
-    cats = sorted({(d, m) for d, m, _ in points})
-    index = {c: i for i, c in enumerate(cats)}
-    dots: dict[tuple[int, int], int] = {}
-    for d, m, v in points:
-        key = (index[(d, m)], round(_y(v)))
-        dots[key] = dots.get(key, 0) + 1
-    width = _LEFT + _W_CAT * len(cats) + 10
-    height = _TOP + _H + _BOTTOM
-    def e(text):
-        return markupsafe_escape(printable(text))
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="9" role="img" aria-label="{e(op)}">',
-           f'<text x="{width / 2}" y="11" text-anchor="middle" font-size="11">{e(op)}</text>',
-           f'<text transform="translate(10 {_TOP + _H / 2}) rotate(-90)" text-anchor="middle">metric / threshold</text>']
-    for k in range(_LOG_LO, _LOG_HI + 1, 2):
-        y = _y(10.0 ** k)
-        out.append(f'<line x1="{_LEFT}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>'
-                   f'<text x="{_LEFT - 4}" y="{y + 3:.1f}" text-anchor="end">1e{k}</text>')
-    one = _y(1.0)
-    out.append(f'<line x1="{_LEFT}" x2="{width - 10}" y1="{one:.1f}" y2="{one:.1f}" stroke="#c62828"/>')
-    for i, (d, m) in enumerate(cats):
-        x = _LEFT + _W_CAT * (i + 0.5)
-        out.append(f'<text x="{x:.1f}" y="{_TOP + _H + 14}" text-anchor="middle">{e(d)}</text>'
-                   f'<text x="{x:.1f}" y="{_TOP + _H + 26}" text-anchor="middle">{e(m)}</text>')
-    for (i, y), n in sorted(dots.items()):
-        colour = "#c62828" if y < one - 0.5 else "#2e7d32"        # above the line (smaller y) failed
-        out.append(f'<circle cx="{_LEFT + _W_CAT * (i + 0.5):.1f}" cy="{y}" r="{min(2 + math.log2(n), 7):.1f}" '
-                   f'fill="{colour}" fill-opacity="0.6"><title>{n} case(s)</title></circle>')
-    out.append("</svg>")
-    return Markup("".join(out))
-
-
 def metric_plots(report: Report) -> list[dict]:
     """Per operator: each judged metric as a fraction of its threshold (log scale), per dtype and
     metric; the red line is the threshold. Points above it failed."""
-    return [{"op": op, "svg": _strip_plot(op, points), "n": len(points)}
+    from . import plots
+    return [{"op": op, "svg": plots.metric_strip(op, points), "n": len(points)}
             for op, points in report.metric_points().items()]
+
+
+def _limits(points: list[dict]) -> list[tuple[float, str]]:
+    """The limit lines of one operator's plot: per family and limit source the median of its
+    records' limits (a measured host bandwidth varies a little between workers), one line per
+    distinct (bandwidth to 3 digits, source), naming its families."""
+    per_family: dict = defaultdict(list)
+    for p in points:
+        if p["limit_gbps"]:
+            per_family[(p["family"], p["limit_source"] or "source not given")].append(p["limit_gbps"])
+    lines: dict = defaultdict(list)
+    for (family, source), values in sorted(per_family.items()):
+        lines[(float(f"{statistics.median(values):.3g}"), source)].append(family)
+    named = len(lines) > 1          # which families a line belongs to, when there is more than one
+    return [(gbps, f"{gbps:g} GB/s ({source}" + (f"; {', '.join(fams)})" if named else ")"))
+            for (gbps, source), fams in sorted(lines.items())]
+
+
+def perf_plots(report: Report) -> list[dict]:
+    """Per operator: device time per launch against bytes moved (log-log) with its limit lines,
+    and the medians of the achieved bandwidth and of its share of the case's limit (both from the
+    plotted numbers: bytes / median time)."""
+    from . import plots
+    out = []
+    for op, points in report.perf_points().items():
+        limits = _limits(points)
+        svg = plots.device_time(op, [(p["family"], p["bytes"], p["median_ms"] / 1000) for p in points], limits)
+        out.append({"op": op, "svg": svg, "n": len(points), "limits": [label for _, label in limits],
+                    "gbps": median_of(p["gbps"] for p in points),
+                    "percent": median_of(100 * p["gbps"] / p["limit_gbps"] for p in points if p["limit_gbps"])})
+    return out
+
+
+def performance(report: Report) -> dict:
+    """The performance section: plots, the perf gate's verdicts (perf_summary.rows), how sampling
+    went, bit and perf drift (report.changes, and digests that differ between families), and each
+    device's busy share of its run."""
+    from . import plots
+    changes = report.changes or {}
+    summary = perf_summary.summary(report.records) or {}
+    return {"plots": perf_plots(report), "verdicts": summary.get("verdicts") or {}, "rows": summary.get("rows") or [],
+            "stopping": summary.get("stopping"), "previous": changes.get("previous"),
+            "digest_changes": changes.get("digest_changes") or [], "perf_drifts": changes.get("perf_drifts") or [],
+            "digest_splits": digest_splits(report.records), "devices": report.device_use(),
+            "labels": LABELS, "bins_per_decade": plots.BINS_PER_DECADE}
 
 
 _TEMPLATE = "report.html.j2"
 
 
 def prepare() -> None:
-    """Compile the template now, in a background thread (jinja keeps it): compiling took a tenth of
-    a second at the end of every run, after the last case, where nothing else overlaps it."""
+    """Compile the template and import the plotting library now, in a background thread (both are
+    kept), so they overlap the cases instead of delaying the end of the run, where nothing overlaps
+    them (benchmarks/NOTES.md)."""
     def compile_template():
         try:
             _ENV.get_template(_TEMPLATE)
+            from . import plots  # noqa: F401  (matplotlib's import: a few tenths of a second)
         except Exception:   # said by render(), where it matters
             pass
     threading.Thread(target=compile_template, name="report-template", daemon=True).start()
@@ -103,5 +111,6 @@ def render(report: Report) -> str:
     template = _ENV.get_template(_TEMPLATE)
     return template.render(report=report, families=report.families, matrix=report.matrix(),
                            totals=report.ordered_totals(), listed=report.listed(), slowest=report.slowest(),
-                           deviations=report.deviations(), plots=metric_plots(report), colours=COLOURS,
-                           order=ORDER, status_of=status_of, metrics_of=metrics_of, Status=Status)
+                           deviations=report.deviations(), plots=metric_plots(report), perf=performance(report),
+                           colours=COLOURS, order=ORDER, status_of=status_of, metrics_of=metrics_of, Status=Status,
+                           p_text=p_text)

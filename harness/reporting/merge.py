@@ -129,10 +129,9 @@ def _coverage(runs: list[Run], sweep: dict | None) -> tuple[list[Problem], list[
         if lost:
             problems.append(Problem("missing", f"{backend}-{fam}: {len(lost)} selected case(s) have no result: "
                                                + ", ".join(lost[:5]) + (" …" if len(lost) > 5 else "")))
-            missing += [{"case_id": c, "nodeid": selected[c].get("nodeid"), "op": selected[c].get("op", c.split(".")[0]),
-                         "dtype": selected[c].get("dtype"), "family": fam, "backend": backend,
-                         "status": Status.MISSING.value, "raw_status": Status.MISSING.value,
-                         "reason": "selected in the sweep but in no shard's results"} for c in lost]
+            ctx = rec_mod.Context({"backend": backend, "family": fam})
+            missing += [rec_mod.not_run(rec_mod.facts_of_entry(selected[c]), Status.MISSING,
+                                        "selected in the sweep but in no shard's results", ctx) for c in lost]
     return problems, missing
 
 

@@ -36,6 +36,7 @@ DEVICE_TIMINGS = frozenset({"events", "cuda_events"})
 
 @dataclass(frozen=True)
 class PerfEntry:
+    """One case's timing distribution in a perf baseline."""
     case_id: str
     timing: str
     samples_ms: tuple[float, ...]

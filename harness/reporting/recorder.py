@@ -14,7 +14,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import identity as ident_mod, records as rec_mod, writers
+from . import identity as ident_mod, perf_gate, perf_summary, records as rec_mod, utilisation, writers
 from .baseline import Baseline
 from .gate import GateResult, evaluate
 from .runs import Report, Run
@@ -53,7 +53,10 @@ class Recorder:
         self.started, self._t0 = started or ident_mod.now(), time.time()
         self.identity: dict = {}
         self.gate: GateResult | None = None
+        self.perf: perf_gate.PerfGate | None = None     # the perf verdicts of a gated run
         self.gate_lines: list[str] = []       # the gate's verdict, or why there is none (a refused baseline)
+        self.perf_lines: list[str] = []       # what a perf run measured, when no gate judged it
+        self.utilisation: dict | None = None   # per device, busy / wall (utilisation.py), once finished
 
     def add(self, record: dict, text: str | None = None) -> None:
         """`text`: the record already encoded (strict JSON, one line), when it arrived that way."""
@@ -98,6 +101,31 @@ class Recorder:
 
     # ---------------------------------------------------------------- the end of the run
 
+    @property
+    def gate_exit_code(self) -> int:
+        """A gated run's exit status: 1 on a new problem or a perf regression."""
+        return 1 if (self.gate and not self.gate.passed) or (self.perf and not self.perf.passed) else 0
+
+    def _replace_records(self, records: list[dict]) -> None:
+        """results.jsonl rewritten with `records` (replaced at once: a reader never sees half)."""
+        self.records = list(records)
+        self._close_results()             # the file is replaced: later records go to the new one
+        tmp = self.results_path.with_suffix(".tmp")
+        tmp.write_text("".join(rec_mod.dumps(r) + "\n" for r in self.records), encoding="utf-8")
+        tmp.replace(self.results_path)
+
+    def _gate_perf(self, baseline: Baseline | None) -> None:
+        """A gated run's measured cases judged against its perf baselines: each record gets its
+        `perf_gate` verdicts (results.jsonl rewritten), the gate's lines the perf verdicts. An
+        ungated perf run gets one line saying that nothing was gated on time."""
+        if baseline is None:
+            self.perf_lines = perf_gate.PerfGate(None, None, self.records).lines()
+            return
+        gated, self.perf = perf_gate.gate(self.records, baseline, ident_mod.opapi_hash(self.identity))
+        self.gate_lines += self.perf.lines()
+        if any(r.get("perf_gate") for r in gated):
+            self._replace_records(gated)
+
     def serious(self) -> list[dict]:
         """Cases that crashed, hung or never finished."""
         bad = (Status.CRASH.value, Status.TIMEOUT.value, Status.MISSING.value)
@@ -112,11 +140,7 @@ class Recorder:
         if records is not None and not _same_records(records, self.records):
             # not what arrived live (a worker that died before its report, a resumed run's
             # earlier records): the journals win. Usually the same, and then not written again.
-            self.records = list(records)
-            self._close_results()             # the file is replaced: later records go to the new one
-            tmp = self.results_path.with_suffix(".tmp")
-            tmp.write_text("".join(rec_mod.dumps(r) + "\n" for r in self.records), encoding="utf-8")
-            tmp.replace(self.results_path)
+            self._replace_records(records)
         manifest = rec_mod.load_manifest(self.dir)
         for missing in rec_mod.missing_records(manifest, self.records, self.properties,
                                                 stopped=self.extra.get("stopped")):
@@ -126,7 +150,9 @@ class Recorder:
                                           started=self.started, ended=ident_mod.now(), extra=self.extra)
         self.gate = evaluate(self.records, baseline, rec_mod.selected_ids(manifest)) if gated and not refused else None
         self.gate_lines = [f"GATE REFUSED: {refused}"] if refused else self.gate.lines() if self.gate else []
+        self._gate_perf(baseline if self.gate else None)
         counts = self.counts()
+        self.utilisation = utilisation.summary(self.records)
         summary = {"identity": self.identity, "banner": self.banner, "properties": self.properties,
                    "duration_s": round(time.time() - self._t0, 3),
                    "totals": {s.value: n for s, n in Counter(rec_mod.status_of(r) for r in self.records).items()},
@@ -135,14 +161,15 @@ class Recorder:
                                  "repro": r.get("repro", "")}
                                 for r in self.records if rec_mod.status_of(r).is_failure],
                    "notes": [{"case_id": c, "note": n} for c, n in self.notes],
-                   "gate": self.gate_lines or None}
+                   "gate": self.gate_lines or None, "performance": perf_summary.summary(self.records),
+                   "utilisation": self.utilisation}
         (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
         text = [self.banner, *self.table()]
         if self.notes:
             text.append(f"{len(self.notes)} case(s) carry a note: a documented claim the code does not follow, "
                         "or a deviation they target (summary.json)")
         (self.dir / "summary.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
-        run = Run(str(self.dir), self.identity, self.records, manifest)
+        run = Run(str(self.dir), self.identity, self.records, manifest, summary["duration_s"])
         report = Report(f"aclnn conformance: {run.label}", [run], self.records, gate_lines=self.gate_lines)
         self._close_results()
         writers.write_all(report, self.dir, html=self.html)

@@ -53,11 +53,8 @@ def backend_of(rec: dict) -> str:
 
 
 def dtype_of(rec: dict) -> str:
-    """The case's data dtype; older records only have it as the first id parameter."""
-    if rec.get("dtype"):
-        return rec["dtype"]
-    cid = rec.get("case_id", "")
-    return cid.split("[", 1)[1].split("-", 1)[0].rstrip("]") if "[" in cid else "?"
+    """The case's data dtype (a record of a case the run knew nothing of has none: '?')."""
+    return rec.get("dtype") or "?"
 
 
 # ------------------------------------------------------------------ metrics against thresholds
@@ -165,8 +162,8 @@ def write_manifest(directory: Path, selected: list[dict], assigned: list[dict], 
     runs (each {case_id, nodeid}), and the identity the command line asked for (backend, family)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    # one case per line: readable and diffable, and encoded by json's C encoder (indent= falls
-    # back to the pure-Python one: 0.1 s for a 3,000-case run, before its first case)
+    # one case per line: readable and diffable, and encoded by json's C encoder (indent= falls back
+    # to the pure-Python one, which a large run would pay before its first case: benchmarks/NOTES.md)
     def cases(entries: list[dict]) -> str:
         return "[\n  " + ",\n  ".join(json.dumps(e) for e in entries) + "\n ]" if entries else "[]"
     text = (f'{{\n "shard": {json.dumps(list(shard) if shard else None)},\n "requested": {json.dumps(requested)},\n'
@@ -187,7 +184,7 @@ SCHEMA = 2       # the record layout (record.schema.json); records without the k
 
 # What every record says about what produced it. The backend's other properties (its environment,
 # every library path, how set_env.sh was applied, ...) belong to the run: summary.json's
-# "properties". Repeated in each record they were 40 % of results.jsonl.
+# "properties" (repeated in each record they would be a large share of results.jsonl: benchmarks/NOTES.md).
 RECORD_IDENTITY = ("backend", "library", "device", "soc_name", "family", "simulated", "backend_version",
                    "software_cann", "root", "opapi", "timing")
 
@@ -234,7 +231,7 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
                         deviation=facts.get("deviation"), backend=props.get("backend", ""), baseline=ctx.baseline)
     verdict = outcome.verdict
     rec = {
-        "schema": SCHEMA, **facts,
+        "schema": SCHEMA, "nodeid": None, **facts,
         "family": outcome.family or props.get("family") or "", "soc_name": props.get("soc_name", ""),
         "cann_version": props.get("backend_version", ""),
         "status": decision.status.value, "raw_status": raw.value, "reason": decision.reason,
@@ -245,7 +242,8 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
         "phase2_status": outcome.phase2_status, "sync_status": outcome.sync_status,
         "standard": (verdict or {}).get("standard"), "metrics": metrics_of(verdict),
         "worst": (verdict or {}).get("worst"), "verdict": verdict, "digests": dict(outcome.digests),
-        "timings": {**outcome.timings, "total": outcome.duration_s}, "launch_s": outcome.launch_s,
+        "timings": {**outcome.timings, "total": outcome.duration_s}, "started_at": outcome.started_at,
+        "launch_s": outcome.launch_s, "device_s": outcome.device_s,
         "launches": outcome.launches, "launches_note": outcome.launches_note,
         "problems": list(outcome.problems),
         "repro": ctx.repro if decision.status is not Status.PASS else "",
@@ -253,7 +251,7 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
         "backend": record_identity(outcome.backend or props),
         "worker": outcome.worker, "device_resets": outcome.device_resets,
         **{k: outcome.diagnostics[k] for k in DIAGNOSTIC_KEYS if k in outcome.diagnostics},
-        "dump": outcome.dump, "perf": outcome.perf,
+        "dump": outcome.dump, "perf": outcome.perf, "determinism": outcome.determinism,
     }
     return rec
 

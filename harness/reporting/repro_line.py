@@ -27,7 +27,10 @@ def command(nodeid: str, props: dict, switches: dict[str, str], root: Path | Non
         args += ["--soc", props["family"]]
     if props.get("backend") == "torch" and props.get("device"):
         args += ["--device", props["device"]]
-    if props.get("deterministic") == "True":
+    level = props.get("determinism_level", "")
+    if level.isdigit() and int(level) >= 2:      # the level a batch-slice or strong-consistency case ran at
+        args += ["--determinism-level", level]
+    elif props.get("deterministic") == "True":
         args.append("--deterministic")
     if props.get("relaunch") == "True":
         args.append("--relaunch")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from . import dump_meta as dump, records
+from . import dump_meta as dump, perf_gate, records
 from ..core.status import Status
 from ..judge.outcome import Outcome
 
@@ -42,3 +42,20 @@ def finish_dump(record: dict, written: dict | None) -> str | None:
     if not written or not records.parse(record["attempts"][0]).is_failure:
         return None
     return str(dump.add_meta(Path(written["path"]), record, written["dtypes"]))
+
+
+def remeasure(record: dict, outcome: Outcome, run, own, bench=None) -> bool:
+    """The perf gate's second look (perf_gate.py): when the case's launch times are flagged against
+    its perf baselines (own, benchmark), run() once more and keep that attempt's launch times in
+    `outcome.perf["remeasured_ms"]`, for the record to be built again. An attempt that brings none
+    back (it failed, this time) says why in `remeasured_why`: the gate then calls the case
+    flagged once, not re-measured. Returns whether the outcome changed."""
+    if not outcome.perf or not (own or bench) or not perf_gate.needs_remeasurement(record, own, bench):
+        return False
+    again = run()
+    samples = (again.perf or {}).get("samples_ms")
+    if samples:
+        outcome.perf = {**outcome.perf, "remeasured_ms": samples, "remeasured_stop": again.perf.get("stop")}
+    else:
+        outcome.perf = {**outcome.perf, "remeasured_why": again.reason or f"not measured ({again.raw.value})"}
+    return True

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.base import banner
-from . import baseline as bl, identity, records as rec_mod, repro_line as repro, reruns, shard as shard_mod
+from . import baseline as bl, identity, perf_baseline, records as rec_mod, repro_line as repro, reruns
+from . import shard as shard_mod, utilisation
 from .gate import is_gate_failure
 from .recorder import Recorder
 from ..target import Target
@@ -33,7 +34,7 @@ def add_options(group) -> None:
                     help="balance shards by recorded durations (a report directory, results.jsonl, or {id: s} JSON)")
     group.addoption("--dump-failures", action="store_true",
                     help="write each failing case's inputs, golden, actual output and metrics to "
-                         "<report-dir>/failures/<case>.npz")
+                         "<report-dir>/failures/<case id prefix>-<hash of the id>.npz")
     group.addoption("--no-html", action="store_true", help="skip report.html (the other reports are still written)")
 
 
@@ -84,6 +85,7 @@ class RunReporting:
         self.started = identity.now()
         self.switches = identity.switches()       # read once: every record's repro line names them
         self._baseline: bl.Baseline | None = None
+        self._perf: tuple = (None, None)         # the run's perf baselines (own, benchmark), picked once
         self.gate_refused: str | None = None     # why the baseline does not fit this run, once known
         self.recorder: Recorder | None = None
         self.directory: Path | None = None      # the run's report directory, once the run has one
@@ -102,6 +104,7 @@ class RunReporting:
             try:
                 self._baseline = bl.load_for(Path(self.settings.gate), props.get("backend", ""),
                                              props.get("family", ""), props.get("backend_version") or None)
+                self._perf = perf_baseline.pick(self._baseline)     # two that fit equally: refused here
             except bl.BaselineError as e:
                 self.gate_refused = str(e)
                 raise
@@ -149,11 +152,16 @@ class RunReporting:
         status), the dump (a case the baseline skips is not run at all)."""
         deviation = case.deviation_on(props.get("backend", ""), props.get("family") or None)
         facts = rec_mod.facts_of(case, nodeid, deviation.reason if deviation else None)
+        if (case.perf or {}).get("tolerance") is not None:        # the perf gate's, from the case's group
+            facts["perf_tolerance"] = case.perf["tolerance"]
         skip = self.baseline_skip(case, props)
         if skip:
             return rec_mod.not_run(facts, Status.SKIP, skip, rec_mod.Context(props))
         outcome, attempts = reruns.run_with_reruns(execute, self.settings.reruns, deviates=deviation is not None)
-        record = rec_mod.build(outcome, facts, self.context(props, nodeid, attempts))
+        context = self.context(props, nodeid, attempts)
+        record = rec_mod.build(outcome, facts, context)
+        if reruns.remeasure(record, outcome, execute, *self._perf):
+            record = rec_mod.build(outcome, facts, context)
         if self.settings.dump_failures:
             record["dump"] = reruns.finish_dump(record, outcome.dump)
         return record
@@ -228,7 +236,7 @@ class RunReporting:
         gated = bool(self.settings.gate)
         self.recorder.finish(records, gated=gated, baseline=self._baseline)
         if gated and exitstatus in (0, 1):
-            return self.recorder.gate.exit_code
+            return self.recorder.gate_exit_code
         if exitstatus == 0 and any(r["status"] == Status.MISSING.value for r in self.recorder.records):
             return 1
         return exitstatus
@@ -237,7 +245,7 @@ class RunReporting:
         rec = self.recorder
         if rec is None:
             return []
-        out = list(rec.gate_lines)
+        out = list(rec.gate_lines) + list(rec.perf_lines)
         stopped = rec.extra.get("stopped")
         if not rec.gate:
             bad = [r for r in rec.records if rec_mod.status_of(r).is_failure]
@@ -249,7 +257,7 @@ class RunReporting:
                     out.append(f"         repro: {r['repro']}")
             if len(bad) > 30:
                 out.append(f"... and {len(bad) - 30} more (results.jsonl, summary.md)")
-        out += [rec.banner, *rec.table()]
+        out += [rec.banner, *rec.table(), *utilisation.lines(rec.utilisation)]
         unexpected = sum(r["status"] == Status.UNEXPECTED_PASS.value for r in rec.records)
         if unexpected:
             out.append(f"{unexpected} UNEXPECTED_PASS: a known deviation or baseline entry no longer fails "

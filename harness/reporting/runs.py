@@ -4,7 +4,10 @@ summary.md, report.html and junit.xml are all written from a Report, so they can
 """
 from __future__ import annotations
 
+import datetime as _dt
 import functools
+import math
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +27,12 @@ class Run:
     identity: dict
     records: list[dict]
     manifest: dict | None = None
+    duration_s: float | None = None     # summary.json's: the run's wall time, to the millisecond
+
+    @property
+    def wall_s(self) -> float | None:
+        """The run's wall time: its duration_s, else its identity's started..ended (whole seconds)."""
+        return self.duration_s if _positive(self.duration_s) else run_wall_s(self.identity)
 
     @property
     def label(self) -> str:
@@ -107,6 +116,87 @@ class Report:
                     out[r.get("op", "?")].append((dtype_of(r), m["name"], ratio))
         return dict(sorted(out.items()))
 
+    def perf_points(self) -> dict[str, list[dict]]:
+        """op -> every measured case whose bytes are known: {family, bytes (read + written), median_ms,
+        gbps: bytes / median time, limit_gbps and limit_source: the record's perf.limit (None, "" if
+        it names none)}."""
+        out: dict = defaultdict(list)
+        for r in self.records:
+            perf = r.get("perf") or {}
+            moved, median = bytes_moved(perf), perf.get("median_ms")
+            if moved and _positive(median):
+                limit = perf.get("limit") if isinstance(perf.get("limit"), dict) else {}
+                out[r.get("op", "?")].append({"family": family_of(r) or "any", "bytes": moved, "median_ms": median,
+                                              "gbps": moved / median / 1e6,
+                                              "limit_gbps": limit["gbps"] if _positive(limit.get("gbps")) else None,
+                                              "limit_source": str(limit.get("source") or "")})
+        return dict(sorted(out.items()))
+
+    def device_use(self) -> list[dict]:
+        """Per run and device (the record's backend.device): {run, device, cases, busy_s, wall_s,
+        utilisation, sources}. busy_s: the cases' device time summed (device_time()); wall_s: the
+        run's (Run.wall_s); utilisation = busy / wall (None without a wall)."""
+        runs = {r.directory: r for r in self.runs}
+        busy: dict = defaultdict(lambda: {"cases": 0, "busy_s": 0.0, "sources": Counter()})
+        for r in self.records:
+            run = runs.get(r.get("_run")) or (self.runs[0] if len(self.runs) == 1 else None)
+            spent = device_time(r)
+            if run is None or spent is None:
+                continue
+            backend = r.get("backend") if isinstance(r.get("backend"), dict) else {}
+            row = busy[(run.directory, str(backend.get("device", "?")))]
+            row["cases"] += 1
+            row["busy_s"] += spent[0]
+            row["sources"][spent[1]] += 1
+        out = []
+        for (directory, device), row in sorted(busy.items()):
+            wall = runs[directory].wall_s
+            out.append({"run": runs[directory].label, "device": device, "cases": row["cases"], "busy_s": row["busy_s"],
+                        "wall_s": wall, "utilisation": row["busy_s"] / wall if wall else None,
+                        "sources": dict(row["sources"].most_common())})
+        return out
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+
+
+def bytes_moved(perf: dict) -> float | None:
+    """perf.bytes as one number: read + written ({read, written}), or the number itself."""
+    moved = perf.get("bytes")
+    if isinstance(moved, dict):
+        read, written = moved.get("read"), moved.get("written")
+        moved = read + written if isinstance(read, (int, float)) and isinstance(written, (int, float)) else None
+    return float(moved) if _positive(moved) else None
+
+
+def device_time(rec: dict) -> tuple[float, str] | None:
+    """(seconds the case kept its device busy, where that figure comes from): the timed launches
+    of a perf run (perf.median_ms x perf.n, as its timing names them), else the phase 2 + sync
+    wall time every judged case has (launch_s). None when the record has neither."""
+    perf = rec.get("perf") or {}
+    n = perf.get("n") or len(perf.get("samples_ms") or [])
+    if _positive(perf.get("median_ms")) and _positive(n):
+        return perf["median_ms"] * n / 1000, f"perf ({perf.get('timing') or 'unknown timing'})"
+    launch = rec.get("launch_s")
+    if _positive(launch):
+        return float(launch), "launch_s (phase 2 + sync)"
+    return None
+
+
+def run_wall_s(identity: dict) -> float | None:
+    """Seconds from the run's start to its end (identity started/ended, ISO 8601), if both are known."""
+    try:
+        span = _dt.datetime.fromisoformat(identity["ended"]) - _dt.datetime.fromisoformat(identity["started"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return span.total_seconds() if span.total_seconds() > 0 else None
+
+
+def median_of(values) -> float | None:
+    nums = [v for v in values if _positive(v)]
+    return statistics.median(nums) if nums else None
+
 
 def worst(counts: Counter) -> Status | None:
     return next((s for s in ORDER if counts.get(s)), None)
@@ -125,13 +215,14 @@ def load_run(directory: Path, bad: list[str] | None = None) -> Run:
     import json
     directory = Path(directory)
     records = rec_mod.load_results(directory, bad)
-    identity = {}
+    identity, duration = {}, None
     summary = directory / "summary.json"
     if summary.exists():
         try:
             doc = json.loads(summary.read_text(encoding="utf-8"))
             identity = doc.get("identity") if isinstance(doc, dict) else None
             identity = identity if isinstance(identity, dict) else {}
+            duration = doc.get("duration_s") if _positive(doc.get("duration_s")) else None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             why = f"{summary}: not valid JSON ({getattr(e, 'msg', None) or e.reason})"
             if bad is None:
@@ -148,4 +239,4 @@ def load_run(directory: Path, bad: list[str] | None = None) -> Run:
             raise
         bad.append(f"{e}; what it selected is not checked")
         manifest = None
-    return Run(str(directory), identity, records, manifest)
+    return Run(str(directory), identity, records, manifest, duration)

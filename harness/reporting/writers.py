@@ -8,6 +8,7 @@ from .gate import is_gate_failure
 from .perf_summary import markdown as perf_markdown
 from .runs import Report
 from .records import status_of
+from .utilisation import markdown as utilisation_markdown, summary as utilisation_summary
 from ..core.status import Status
 from ..core.text import printable
 
@@ -68,6 +69,8 @@ def summary_md(report: Report) -> str:
                 out.append(f"  - {_cell(item['text'])}")
         out.append("")
     out += perf_markdown(report.records)
+    if len(report.runs) == 1:         # device names mean one machine's devices only within one run
+        out += utilisation_markdown(utilisation_summary(report.records))
     splits = digest_splits(report.records)
     if splits:
         out += ["## Outputs that differ between families", ""] + [f"- {_cell(s['text'])}" for s in splits[:100]] + [""]

@@ -1,6 +1,7 @@
 """Elements of a reproducer's tensors, in C: decoding the dtypes a comparison reads (float16 and
 bfloat16 by their bits), the harness's poison test, and the check that phase 2 left the output
-storage outside the view alone (harness/judge/runner.py `_untouched_outside_view`)."""
+storage outside the view holding the poison (the harness itself lays exact guard bytes there and
+compares them byte for byte: harness/inputs/guard.py; this program does not yet)."""
 from __future__ import annotations
 
 DECODE = r"""

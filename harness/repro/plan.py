@@ -44,10 +44,7 @@ class TensorPlan:
     logical_dims: tuple[int, ...]   # the same view in channel-first order: what the golden is laid out by
     logical_strides: tuple[int, ...]
     unbacked: bool
-
-    @property
-    def file(self) -> str:
-        return f"{self.name}.bin"
+    file: str                       # inputs: the file the storage is uploaded from
 
 
 @dataclass(frozen=True)
@@ -71,6 +68,7 @@ class Judgement:
 
     @property
     def file(self) -> str:
+        """The golden's file: float64, or int64 for an integer output."""
         return f"{self.output}.golden.{'i64' if self.integer else 'f64'}"
 
 
@@ -133,7 +131,7 @@ def _tensor(arg: Arg) -> TensorPlan:
         data=data, fill=fill,
         logical_dims=tuple(logical.shape) if logical is not None else (),
         logical_strides=tuple(logical.stride()) if logical is not None else (),
-        unbacked=t.unbacked)
+        unbacked=t.unbacked, file=f"{t.name}.bin")
 
 
 def _arg(a: Arg) -> ArgPlan:

@@ -41,6 +41,7 @@ static const char *const k_names[] = {
     "index_dtype_skipped",    /* max_unpool3d_backward.c: B9 (indices INT64) not evaluated */
     "rank_ids_swapped",       /* max_pool3d_with_argmax_backward.c: B15..B18 ids reversed */
     "leak_cast_tensor",       /* adaptive_max_pool2d_backward.c: INT32 cast of indices leaked */
+    "leak_cast_buffer",       /* adaptive_max_pool2d_backward.c: device buffer of that cast never freed */
     "use_after_free",         /* pool_kernels.c: scratch block freed before the kernel reads it */
     "write_past_end",         /* max_unpool3d_backward.c: one element stored past the view */
     "empty_launches",         /* common.c: an empty input still launches a kernel (no early return) */
@@ -60,6 +61,7 @@ static const char *const k_names[] = {
     "relaunch_not_zeroed",    /* common.c: a repeatable executor clears gradInput on its first launch only */
     "relaunch_no_kernel",     /* common.c: a repeatable executor's later launches run no kernel */
     "relaunch_stale_workspace",/* common.c: a repeatable executor's later launches use the first launch's workspace */
+    "batch_order_varies",     /* pool_kernels.c: batch n > 0 sums its overlapping windows in another order */
 };
 /* Performance faults: a kernel does genuinely more work (never a sleep) and its results stay
  * bit-identical; seen only through timings (aclrtEventElapsedTime). Kept apart from k_names,

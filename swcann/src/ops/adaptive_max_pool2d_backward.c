@@ -83,6 +83,12 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
             free(strides);
         }
     }
+    if (j->idx_cast_i32 && op_bug(&x, "leak_cast_buffer", gradOutput)) {
+        /* fault leak_cast_buffer: the device buffer the INT32 copy of the indices is cast into is
+         * allocated for every call and never freed (device memory, unlike leak_cast_tensor) */
+        void *cast = NULL;
+        (void)aclrtMalloc(&cast, (size_t)numel(indices) * sizeof(int32_t), ACL_MEM_MALLOC_HUGE_FIRST);
+    }
     /* Default = the documented semantics (an exact sum, one rounding). SWCANN_DEVIATIONS=1: the
      * 950 SIMT kernel's atomic adds in the tensor dtype (spec C, "Accumulation"), and the A2/A3
      * divisible path's plain-store scatter (k == s: last writer wins, unobservable with forward

@@ -120,11 +120,13 @@ static int scatter_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *
         return ACLNN_SUCCESS;
     }
     int dt = gi.dtype;
-    int rev = atomic_reversed(j->atomic);
+    int rev0 = atomic_reversed(j->atomic);
+    int by_batch = job_bug(h, "batch_order_varies");
     for (int64_t n = 0; n < on; n++)
         for (int64_t c = 0; c < oc; c++) {
             float *plane = acc + (n * C + c) * P;
             int64_t rn = batch0 ? 0 : n;
+            int rev = rev0 ^ (by_batch && n > 0); /* fault: batch n > 0 walks its windows backwards */
             for (int64_t d0 = 0; d0 < go.n[2]; d0++)
                 for (int64_t y0 = 0; y0 < go.n[3]; y0++)
                     for (int64_t x0 = 0; x0 < go.n[4]; x0++) {
@@ -217,10 +219,12 @@ static int avg_kernel(struct aclOpExecutor *e, job_head *h, void *ws, void *stre
         raise_exc(stream, e->api, "simulator out of host memory");
         return ACLNN_SUCCESS;
     }
-    int rev = atomic_reversed(j->atomic);
+    int rev0 = atomic_reversed(j->atomic);
+    int by_batch = job_bug(h, "batch_order_varies");
     for (int64_t p = 0; p < planes; p++) {
         int64_t gn = batch0 ? 0 : p / gC, gc = p % gC; /* flat plane index (AvgPool3DGrad reshapes to N*C) */
         float *pl = acc + p * vol;
+        int rev = rev0 ^ (by_batch && p >= C); /* fault: batch n > 0 walks its windows backwards */
         for (int64_t od0 = 0; od0 < go.n[2]; od0++)
             for (int64_t oh0 = 0; oh0 < go.n[3]; oh0++)
                 for (int64_t ow0 = 0; ow0 < go.n[4]; ow0++) {

@@ -1,0 +1,110 @@
+"""Every record, whatever produced it, is what harness/reporting/record.schema.json documents, and is
+built by the one constructor (reporting/records.build): a real run on the software CANN with passes,
+invalid cases, a crash, a hang and a known deviation, a case file that does not load, cases a manifest
+selected and no process ran, and cases a journal saw start and never finish."""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness.core.status import Status
+from harness.execution import journal
+from harness.reporting import records as rec_mod
+from tests.robust_cases import write_cases
+from tests.test_robust import _faults, _pytest, _records
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = json.loads((REPO / "harness" / "reporting" / "record.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def _invalid(records: list[dict]) -> list[str]:
+    return [f"{r.get('case_id')}: {e.json_path}: {e.message}" for r in records for e in VALIDATOR.iter_errors(r)]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> list[dict]:
+    """A software-CANN run with a crash and a hang among passes, plus a broken case file beside it."""
+    tmp = tmp_path_factory.mktemp("run")
+    write_cases(tmp, channels=[1], sides=(4, 6), hang_timeout_s=4)
+    (tmp / "cases" / "broken.yaml").write_text("op: [not, a, name\n")
+    _pytest(tmp, "-q", "-n", "0", env={"SWCANN_FAULTS": _faults(f289="phase2_segv", f437="phase2_hang")})
+    return _records(tmp / "rep")
+
+
+def test_every_record_of_a_real_run_matches_the_schema(run):
+    statuses = {r["status"] for r in run}
+    assert {"PASS", "CRASH", "TIMEOUT", "FAIL"} <= statuses, statuses     # FAIL: the case file that does not load
+    assert not _invalid(run), "\n".join(_invalid(run)[:20])
+
+
+def test_phase1_status_is_the_integer_phase_1_returned(run):
+    judged = [r for r in run if r["raw_status"] == "PASS"]
+    assert judged and all(r["phase1"]["status"] == r["phase1"]["expected"] == 0 for r in judged), \
+        [r["phase1"] for r in judged][:3]
+    never = [r for r in run if r["status"] in ("CRASH", "TIMEOUT")]
+    assert never and all(r["phase1"]["status"] is None for r in never)      # no answer came back
+
+
+def test_records_built_without_a_case_match_the_schema(tmp_path):
+    props = {"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2", "simulated": "true"}
+    manifest = {"requested": {"backend": "aclnn", "family": "ascend910b"},
+                "assigned": [{"case_id": "Op.g[a]", "nodeid": "cases/op.yaml::g[a]", "op": "Op", "dtype": "float32"}]}
+    missing = rec_mod.missing_records(manifest, [], props, stopped="SIGTERM at 12:00")
+    j = journal.Journal(tmp_path, "run1", "main")
+    j.started("Op.g[b]", "cases/op.yaml::g[b]", "Op")
+    j.close()
+    state = journal.scan(tmp_path)
+    unfinished = rec_mod.unfinished_records(state.unfinished, props)
+    crashed = rec_mod.not_run({"case_id": "Op.g[c]", "op": "Op"}, Status.CRASH, "the pytest worker died",
+                              rec_mod.Context(props))
+    built = missing + unfinished + [crashed]
+    assert [r["status"] for r in built] == ["MISSING", "MISSING", "CRASH"]
+    assert not _invalid(built), "\n".join(_invalid(built))
+
+
+def test_a_field_the_schema_does_not_know_is_refused(run):
+    """The schema documents every field: one the constructor adds without documenting it fails here."""
+    assert _invalid([{**run[0], "undocumented": 1}])
+    assert _invalid([{**run[0], "phase1": {**run[0]["phase1"], "status": "PASS"}}])     # the old word
+
+
+def _record_literals(path: Path) -> list[int]:
+    """Lines of dict literals that look like a record made by hand: a case id with its op and status,
+    or a raw status (a summary's list of failures, a case id and its status alone, is no record)."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            if {"case_id", "status", "op"} <= keys or {"case_id", "raw_status"} <= keys:
+                found.append(node.lineno)
+    return found
+
+
+def test_one_constructor_builds_every_record():
+    """No module of the harness but reporting/records.py writes a record literal."""
+    builders = {str(p.relative_to(REPO)): _record_literals(p) for p in (REPO / "harness").rglob("*.py")}
+    elsewhere = {p: lines for p, lines in builders.items() if lines and p != "harness/reporting/records.py"}
+    assert not elsewhere, elsewhere
+    assert not builders["harness/reporting/records.py"]      # build() itself spreads the facts in
+
+
+def test_report_html_shows_the_integer_phase1_status():
+    """A numeric failure whose phase 1 returned 0 reads 'status 0 (expected 0)' in report.html, never a
+    status word (records once carried 'FAIL' there)."""
+    from harness.judge.outcome import Outcome
+    from harness.reporting import html
+    from harness.reporting.runs import Report, Run
+    outcome = Outcome("Op.g[x]", "Op", Status.FAIL, "gradInput: FAIL mere_mare[float32]: MERE=1 >= 0.000122",
+                      family="ascend910b", phase1_status=0, expected_status=0, phase2_status=0, sync_status=0)
+    rec = rec_mod.build(outcome, {"case_id": "Op.g[x]", "nodeid": "cases/op.yaml::g[x]", "op": "Op",
+                                  "dtype": "float32", "kind": "valid"},
+                        rec_mod.Context({"backend": "aclnn", "family": "ascend910b", "simulated": "true"}))
+    assert not _invalid([rec]), _invalid([rec])
+    page = html.render(Report("t", [Run("d", {"backend": "aclnn", "family": "ascend910b"}, [rec])], [rec]))
+    assert "status 0 (expected 0)" in page and "status FAIL" not in page

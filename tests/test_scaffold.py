@@ -1,0 +1,84 @@
+"""`python -m harness.audit.coverage --scaffold`: a new operator's case file started from what the gates
+demand. For every registered operator, its case file cut down to the header and scaffolded (with the
+shape and attributes of one of its own valid calls) must leave the coverage, traceability, per-axis and
+size-limit gates nothing to ask; every scenario the scaffold could not derive carries a TODO. Loops over
+the operators and never names one."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.audit import coverage, per_axis, size_limits, traceability
+from harness.core.families import FAMILIES
+
+pytestmark = pytest.mark.loops_over_ops
+
+REPO = Path(__file__).resolve().parents[1]
+OPS = sorted(p.stem for p in (REPO / "cases").glob("*.yaml"))
+
+
+def _valid_call(loaded, name):
+    op, cases = next((op, cases) for op, cases in loaded if op.golden == name)
+    case = next(c for c in cases if c.kind == "valid" and c.tier == "default" and not c.skip
+                and all(lay == "contiguous" for lay in c.layouts.values()))
+    dtypes = sorted({c.dtype for c in cases if c.kind == "valid" and c.tier == "default"})
+    index = sorted({c.index_dtype for c in cases if c.kind == "valid" and c.index_dtype})
+    return op, case, dtypes, index
+
+
+def _scaffold(tmp_path, loaded, name) -> tuple[Path, str]:
+    op, case, dtypes, index = _valid_call(loaded, name)
+    (tmp_path / "cases").mkdir()
+    path = tmp_path / "cases" / f"{name}.yaml"
+    path.write_text((REPO / "cases" / f"{name}.yaml").read_text().split("\ngroups:", 1)[0] + "\n")
+    args = [sys.executable, "-m", "harness.audit.coverage", "--scaffold", str(path), "--dtypes", ",".join(dtypes),
+            "--shape", ",".join(map(str, case.shape)), "--attrs", yaml.safe_dump(dict(case.attrs), default_flow_style=True)]
+    if index:
+        args += ["--index-dtypes", ",".join(index)]
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return path, proc.stdout
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_a_scaffolded_case_file_leaves_the_gates_nothing_to_ask(tmp_path, loaded, name):
+    path, said = _scaffold(tmp_path, loaded, name)
+    scaffolded = traceability.load_all(path.parent)
+    text = path.read_text()
+    assert not coverage.gaps(scaffolded) and not size_limits.gaps(scaffolded)
+    # what the gates still ask is what the scaffold left to a person, marked where it left it
+    asked = traceability.gaps(scaffolded, families=FAMILIES) + per_axis.gaps(scaffolded)
+    unmarked = [g for g in asked if f"# TODO {g.check}" not in text]
+    assert not unmarked, "\n".join(map(str, unmarked[:20]))
+    op, cases = scaffolded[0]
+    testable = {c.id for c in op.checks if c.status is not None and not c.untestable}
+    assert testable <= {c.check for c in cases if c.kind == "invalid"}
+    # every scenario without a derived change is marked for a person, and says which check it is for
+    blank = [c for c in cases if c.kind == "invalid" and not (c.mutation.null or c.mutation.tensors or c.mutation.attrs)]
+    assert all(f"# TODO {c.check}" in text for c in blank), [c.check for c in blank if f"# TODO {c.check}" not in text]
+    assert f"({text.count('# TODO')} TODO)" in said
+
+
+def test_the_scaffold_needs_a_header(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text("op: Nothing\n")
+    proc = subprocess.run([sys.executable, "-m", "harness.audit.coverage", "--scaffold", str(path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "the header needs golden, families, signature, output_like, spatial_rank" \
+        in proc.stderr, proc.stderr
+
+
+def test_without_a_valid_call_the_attributes_are_a_todo(tmp_path, loaded):
+    """Scaffolded without --shape/--attrs, the defaults are marked as the person's to correct."""
+    name = OPS[0]
+    (tmp_path / "cases").mkdir()
+    path = tmp_path / "cases" / f"{name}.yaml"
+    path.write_text((REPO / "cases" / f"{name}.yaml").read_text().split("\ngroups:", 1)[0] + "\n")
+    subprocess.run([sys.executable, "-m", "harness.audit.coverage", "--scaffold", str(path)], cwd=REPO, check=True,
+                   capture_output=True, timeout=120)
+    assert "# TODO attrs:" in path.read_text()
+    traceability.load_all(path.parent)         # still a case file the loader accepts
