@@ -40,8 +40,8 @@ def group_of(finding, note: str) -> dict:
     group: dict = {"name": ex.group, "description": f"found by ./run explore: {finding.signature}",
                    "note": note, "families": [ex.family]}
     if case.kind == "valid":
-        if env.standard != ex.facts.op.standard:
-            group["standard"] = env.standard
+        if case.standard != ex.facts.op.standard:
+            group["standard"] = case.standard
         if env.deterministic:
             group["deterministic"] = True
         if env.relaunch:

@@ -61,6 +61,8 @@ class Example:
     family: str
     config: Config
     defects: tuple[Defect, ...] = ()
+    # the standard its numbers are held to where it is not its envelope's (oracle.Oracle.judged)
+    standard: str | None = None
 
     @property
     def op(self) -> str:
@@ -81,7 +83,7 @@ class Example:
         env = self.config.envelope
         return {"op": self.op, "family": self.family, "envelope": env.group, "dtype": env.dtype,
                 "index_dtype": env.index_dtype, "formats": dict(env.formats), "layouts": dict(env.layouts),
-                "values": env.values.name, "standard": env.standard, "shape": list(self.config.shape),
+                "values": env.values.name, "standard": self.standard or env.standard, "shape": list(self.config.shape),
                 "attrs": self.config.attr_dict,
                 "defects": [[d.kind, d.target, list(d.value) if isinstance(d.value, tuple) else d.value]
                             for d in self.defects]}
@@ -119,7 +121,7 @@ def valid_case(ex: Example, note: str | None = None) -> Case:
     name = ids.matrix_case_name(ex.group, env.dtype, env.index_dtype, ex.config.shape, attrs, formats, layouts,
                                 env.values.name)
     return Case(op, ex.group, name, "valid", ex.config.shape, env.dtype, env.index_dtype, formats, layouts, attrs,
-                env.values, (ex.family,), {ex.family: 0}, env.standard, "default", note,
+                env.values, (ex.family,), {ex.family: 0}, ex.standard or env.standard, "default", note,
                 deviations=env.deviations, deterministic=env.deterministic, relaunch=env.relaunch)
 
 
@@ -147,4 +149,6 @@ def from_canonical(facts: OpFacts, doc: dict) -> Example:
     env = next(e for e in facts.envelopes if same(e))
     attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in doc["attrs"].items())
     defects = tuple(Defect(k, t, tuple(v) if isinstance(v, list) else v) for k, t, v in doc["defects"])
-    return Example(facts, doc["family"], Config(env, tuple(doc["shape"]), attrs), defects)
+    standard = doc.get("standard")
+    return Example(facts, doc["family"], Config(env, tuple(doc["shape"]), attrs), defects,
+                   None if standard in (None, env.standard) else standard)

@@ -11,7 +11,8 @@ the window attributes around them with the op's own generator.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +25,10 @@ from ..model.distributions import Distribution
 
 # Attribute kinds a case file may give (model/spec.py SCALAR_KINDS + int_array)
 SCALAR = ("int64", "int8", "double")
+# Standards that hold every element to its own value (spec README: MERE/MARE's |a-g| / (|g| + 1e-7)):
+# meaningful only where each golden element is a well-conditioned result (the case files pair them
+# with same-sign gradients or with windows where each gradient lands once)
+RELATIVE_STANDARDS = frozenset({"mere_mare"})
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,9 @@ class Envelope:
     deviations: tuple = ()
     deterministic: bool = False
     relaunch: bool = False
+    # the (shape, attributes) pairs the group runs with this envelope: the case file's own
+    # configurations, which reach the paths it was written for (a global pool, a tile boundary)
+    configs: tuple = field(default=(), compare=False, hash=False, repr=False)
 
     @property
     def overflowing(self) -> bool:
@@ -99,6 +107,36 @@ class OpFacts:
     def used_formats(self) -> frozenset[str]:
         return frozenset(f for e in self.envelopes for _, f in e.formats)
 
+    def held_elements(self, family: str) -> dict[str, int]:
+        """The int_array attributes whose elements take one value in every valid case of the family
+        (a dilation the kernels support only at 1): a generated configuration keeps them at it, since
+        no valid group says what the library does with another value there."""
+        return self._held.get(family, {})
+
+    @functools.cached_property
+    def _held(self) -> dict[str, dict[str, int]]:
+        seen: dict = defaultdict(lambda: defaultdict(set))
+        for c in self.cases:
+            if c.kind == "valid" and c.tier == "default":
+                for fam in (f for f, s in c.status.items() if s == 0):
+                    for k, v in c.attrs.items():
+                        if isinstance(v, list):
+                            seen[fam][k] |= set(v)
+        return {fam: {k: next(iter(v)) for k, v in attrs.items() if len(v) == 1} for fam, attrs in seen.items()}
+
+    @functools.cached_property
+    def plain_standard(self) -> str | None:
+        """The standard the case file holds sums to where a relative bound means nothing: its
+        default, or where that is itself relative, the one its valid groups use most that is not
+        (None: the case file uses none)."""
+        if self.op.standard not in RELATIVE_STANDARDS:
+            return self.op.standard
+        used: dict[str, int] = defaultdict(int)
+        for e in self.envelopes:
+            if e.standard not in RELATIVE_STANDARDS and e.standard != "bit_exact":
+                used[e.standard] += 1
+        return max(sorted(used), key=used.get) if used else None
+
     def array_lengths(self, name: str) -> frozenset[int]:
         """The lengths the op's valid cases give an int_array attribute."""
         return frozenset(len(c.attrs[name]) for c in self.cases
@@ -121,7 +159,8 @@ def envelopes(op: OpSpec, cases: list[Case]) -> tuple[Envelope, ...]:
     for c in cases:
         if c.kind == "valid" and c.tier == "default" and not c.skip and c.drawn_shapes is None:
             groups.setdefault(c.group, []).append(c)
-    out = {}
+    out, configs = {}, defaultdict(dict)
+    order = {p.name: i for i, p in enumerate(op.attr_params)}     # a Config's attributes, in signature order
     for group, members in groups.items():
         ranks = frozenset(len(c.shape) for c in members)
         scalars = _scalar_values(op, members)
@@ -132,9 +171,13 @@ def envelopes(op: OpSpec, cases: list[Case]) -> tuple[Envelope, ...]:
                 env = Envelope(group, fam, c.dtype, c.index_dtype, tuple(sorted(c.formats.items())),
                                tuple(sorted(c.layouts.items())), c.values, c.standard, ranks, scalars,
                                c.deviations, c.deterministic, c.relaunch)
-                out.setdefault((group, fam, env.dtype, env.index_dtype, env.formats, env.layouts, c.values.name),
-                               env)
-    return tuple(sorted(out.values(), key=lambda e: e.simplicity))
+                key = (group, fam, env.dtype, env.index_dtype, env.formats, env.layouts, c.values.name)
+                out.setdefault(key, env)
+                attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in
+                              sorted(c.attrs.items(), key=lambda kv: order.get(kv[0], len(order))))
+                configs[key][(tuple(c.shape), attrs)] = None
+    return tuple(sorted((replace(env, configs=tuple(configs[key])) for key, env in out.items()),
+                        key=lambda e: e.simplicity))
 
 
 @functools.lru_cache(maxsize=None)

@@ -22,7 +22,7 @@ from golden._phase1 import UNDEFINED
 
 from ..model.spec import OUT_POINTERS
 from . import facts as facts_mod
-from .example import Config, Defect, Example, nullable
+from .example import TENSOR_FIELDS, Config, Defect, Example, nullable
 from .oracle import Oracle, elements
 
 MAX_SHAPE_ELEMENTS = 400_000
@@ -67,12 +67,49 @@ def _frozen(v):
 
 
 def configs(facts: facts_mod.OpFacts, family: str, widen: bool = True):
-    """Configurations the family should run: the generator's shape and window attributes in one of
-    the family's envelopes that takes the shape's rank. (Closures, not arguments: Hypothesis prints a
-    strategy with its arguments, and an op's facts hold every case of its file.)"""
+    """Configurations the family should run, from one of two sources: a configuration of one of the
+    family's valid groups (its shape, perhaps changed in a dimension or two, and its attributes), or
+    the op's generator's shape and window attributes in an envelope that takes the shape's rank.
+    (Closures, not arguments: Hypothesis prints a strategy with its arguments, and an op's facts
+    hold every case of its file.)"""
     def build(draw):
+        if draw(st.sampled_from(SOURCES)) == "group":
+            return _group_config(draw, facts, family, widen)
         return _config(draw, facts, family, widen)
     return st.composite(build)()
+
+
+# where a valid configuration comes from; shrinking goes towards the first: the case file's own
+SOURCES = ("group", "generator")
+
+
+def _envelope(draw, envelopes):
+    """A dtype first (each as likely as any other), then one of its envelopes."""
+    dtypes = list(dict.fromkeys(e.dtype for e in envelopes))
+    dtype = draw(st.sampled_from(dtypes))
+    return draw(st.sampled_from([e for e in envelopes if e.dtype == dtype]))
+
+
+def _group_config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
+    env = _envelope(draw, [e for e in facts.envelopes_on(family) if e.configs])
+    shape, attrs = draw(st.sampled_from(env.configs))
+    if widen:
+        shape = _changed_shape(draw, shape)
+    assume(elements(shape) <= MAX_SHAPE_ELEMENTS)
+    return Config(env, shape, attrs)
+
+
+def _changed_shape(draw, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape with 0-2 dimensions changed: one more or less, doubled, halved, a tile boundary
+    (2^k - 1, 2^k, 2^k + 1) or, rarely, 0 (an empty tensor). Shrinking returns to the group's."""
+    shape = list(shape)
+    for _ in range(draw(st.sampled_from((0, 0, 1, 1, 2)))):
+        i = draw(st.integers(0, len(shape) - 1))
+        d = shape[i]
+        how = draw(st.integers(0, 15))
+        shape[i] = (d + 1 if how < 3 else max(1, d - 1) if how < 6 else 2 * d if how < 8 else max(1, d // 2)
+                    if how < 10 else draw(st.sampled_from(BOUNDARIES)) if how < 15 else 0)
+    return tuple(shape)
 
 
 def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
@@ -83,10 +120,8 @@ def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
     assume(elements(shape) <= MAX_SHAPE_ELEMENTS)
     fitting = [e for e in facts.envelopes_on(family) if len(shape) in e.ranks]
     assume(fitting)
-    dtypes = list(dict.fromkeys(e.dtype for e in fitting))
-    dtype = draw(st.sampled_from(dtypes))
-    env = draw(st.sampled_from([e for e in fitting if e.dtype == dtype]))
-    attrs, scalars = [], dict(env.scalars)
+    env = _envelope(draw, fitting)
+    attrs, scalars, held = [], dict(env.scalars), facts.held_elements(family)
     for param in facts.op.attr_params:
         if param.type in facts_mod.SCALAR:
             values = scalars.get(param.name) or ()
@@ -97,6 +132,8 @@ def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
         else:
             assume(param.name in p.attrs)
             value = _frozen(p.attrs[param.name])
+            if isinstance(value, tuple) and param.name in held:
+                value = (held[param.name],) * len(value)
             # a NULL array no valid case passes is the invalid strategy's business (a defect)
             assume(value is not None or param.name in facts.null_arrays)
             # an array that multiplies into a tensor's size (an output volume) must keep it preparable
@@ -109,10 +146,11 @@ def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
 # ------------------------------------------------------------------ defects
 
 def _shape_changes(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """Shapes one step away: a rank more or less, one dimension +1, -1, 0, doubled, negative, huge."""
+    """Shapes one step away: a rank more or less, one dimension +1, -1, 0, doubled, negative, huge
+    (past int32, and so large that the tensor's size passes int64)."""
     out = [(1,) + shape, shape[1:], shape + (1,)]
     for i, d in enumerate(shape):
-        for new in (d + 1, d - 1, 0, 2 * d + 1, -1, 2**31):
+        for new in (d + 1, d - 1, 0, 2 * d + 1, -1, 2**31, 2**62):
             if new != d:
                 out.append(shape[:i] + (new,) + shape[i + 1:])
     return list(dict.fromkeys(s for s in out if s != shape))
@@ -146,6 +184,29 @@ def defect_choices(facts: facts_mod.OpFacts, ex: Example, shapes: dict) -> list[
         if p.name in attrs and p not in facts.op.input_attrs:
             out += [Defect("attr", p.name, v) for v in _attr_changes(p, attrs[p.name])]
     return out
+
+
+_SCENARIO_DEFECTS: dict[str, tuple[Defect, ...]] = {}
+
+
+def scenario_defects(facts: facts_mod.OpFacts) -> tuple[Defect, ...]:
+    """Every single change the case file's own invalid scenarios make (a NULL, one tensor's dtype,
+    format, layout or shape, one attribute's value), each as often as the scenarios make it: the
+    values its author knew each check by (an int8 index, a 6-D gradInput, a private format)."""
+    key = str(facts.path)
+    if key not in _SCENARIO_DEFECTS:
+        out = []
+        for c in facts.cases:
+            m = c.mutation if c.kind == "invalid" else None
+            if m is None:
+                continue
+            if m.null:
+                out.append(Defect("null", m.null))
+            for tensor, change in m.tensors.items():
+                out += [Defect(k, tensor, _frozen(v)) for k, v in change.items() if k in TENSOR_FIELDS]
+            out += [Defect("attr", k, _frozen(v)) for k, v in m.attrs.items()]
+        _SCENARIO_DEFECTS[key] = tuple(out)
+    return _SCENARIO_DEFECTS[key]
 
 
 def refused_alone(oracle: Oracle, ex: Example, defect: Defect) -> bool:
@@ -188,12 +249,16 @@ def _example(draw, facts: facts_mod.OpFacts, family: str, oracle: Oracle, invali
     for targets in by_kind.values():
         for values in targets.values():
             values.sort(key=lambda d: d.kind == "dtype" and d.value not in known)
+    written = [d for d in scenario_defects(facts) if d.kind != "attr" or d.target in dict(ex.config.attrs)]
     picked: list[Defect] = []
     for _ in range(draw(st.integers(1, 3))):
         for _attempt in range(4):
-            targets = by_kind[draw(st.sampled_from(sorted(by_kind)))]
-            values = targets[draw(st.sampled_from(sorted(targets)))]
-            d = draw(st.sampled_from(values[:len(known)] if draw(st.booleans()) else values))
+            if written and draw(st.booleans()):             # one the case file's scenarios make
+                d = draw(st.sampled_from(written))
+            else:
+                targets = by_kind[draw(st.sampled_from(sorted(by_kind)))]
+                values = targets[draw(st.sampled_from(sorted(targets)))]
+                d = draw(st.sampled_from(values[:len(known)] if draw(st.booleans()) else values))
             clash = any((d.kind, d.target) == (q.kind, q.target) or d.kind == q.kind == "null" for q in picked)
             if not clash and refused_alone(oracle, ex, d):
                 picked.append(d)
