@@ -2,16 +2,22 @@
 
     python benchmarks/bench_explore.py [--bugs NAME,...] [--faults NAME,...] [--budget 10m] [--seed 0]
                                        [--skip-default-tier] [--json FILE]
+    python benchmarks/bench_explore.py --coverage DIR [DIR ...]
 
 Planted bugs (tests/planted_bugs.py): for each, a copy of the repository gets the bug in its
 software CANN; the default tier of the op's case file runs on the bug's family and must pass (the
 fixed cases miss it); then `./run explore OP --soc F --budget B --seed S --first` must find it. It
-prints, per bug, the time to the first disagreement, the time until its minimal case was certified,
-whether the emitted YAML reproduced it, and the YAML's case id.
+prints, per bug, the time to the first disagreement and until its minimal case was certified, checks
+that minimality (the last pass tried every single reduction of the case and none failed the same
+way), prints the emitted YAML, pastes it into the copy's case file and runs it: it must fail on the
+bug and pass once the bug is taken out.
 
-Named faults (SWCANN_FAULTS, the check-level and numeric ones of harness/audit/faultscore.py): the
+Named faults (SWCANN_FAULTS, the check-level and numeric ones of harness/audit/faults.py): the
 same exploration on this checkout with only that fault on (on the op and family faultscore scores it
-on). It prints the time to find each.
+on). It prints the time to find each and to its minimal case.
+
+--coverage: the phase-1 model branches that none of the given explorations took (their explore.json;
+e.g. the fault-free runs on two families), each with the families that missed it.
 
 Each exploration is a whole process (its start-up included in the wall time printed beside it); the
 load average is printed first: times taken while other work shares the cores are not comparable.
@@ -65,6 +71,22 @@ def found(doc: dict) -> dict | None:
     return doc["findings"][0] if doc.get("findings") else None
 
 
+def minimal_checked(root: Path, bug, hit: dict) -> str:
+    """'yes (N reductions tried, none fails the same way)', or what is wrong: every single reduction of
+    the case must appear in the finding's last pass with another outcome."""
+    from harness.explore import facts as facts_mod
+    from harness.explore.example import from_canonical
+    from harness.explore.search import reductions
+    facts = facts_mod.load(str(root / "cases" / f"{bug.op}.yaml"))
+    tried = {json.dumps(r["example"], sort_keys=True): r for r in hit["reductions"]}
+    smaller = reductions(from_canonical(facts, hit["example"]))
+    missing = [s for s in smaller if json.dumps(s.canonical(), sort_keys=True) not in tried]
+    same = [r for r in tried.values() if r["signature"] == hit["signature"]]
+    if missing or same or not hit["minimal"]:
+        return f"NO ({len(missing)} reductions not tried, {len(same)} still fail the same way)"
+    return f"yes ({len(smaller)} reductions tried, none fails the same way)"
+
+
 def bench_bugs(names, budget: str, seed: int, check_default: bool) -> list[dict]:
     rows = []
     for bug in planted_bugs.BUGS:
@@ -83,10 +105,23 @@ def bench_bugs(names, budget: str, seed: int, check_default: bool) -> list[dict]
             row.update(wall_s=round(run["wall_s"], 1), examples=run["doc"]["run"]["examples"])
             if hit:
                 row.update(found_s=hit["found_after_s"], minimal_s=hit["shrunk_after_s"], minimal=hit["minimal"],
-                           reproduced=hit.get("reproduced"), case_id=hit["case_id"], signature=hit["signature"])
+                           reproduced=hit.get("reproduced"), case_id=hit["case_id"], signature=hit["signature"],
+                           minimal_checked=minimal_checked(root, bug, hit), example=hit["example"],
+                           yaml=Path(hit["yaml"]).read_text())
+                buggy, fixed = planted_bugs.paste_and_run(root, bug, hit, env)
+                row["pasted"] = {"on the bug": _outcome(buggy), "on the fixed library": _outcome(fixed)}
         rows.append(row)
         print(_line(row), flush=True)
+        if "yaml" in row:
+            print(f"    minimal: {row['minimal_checked']}; pasted into cases/{bug.op}.yaml: {row['pasted']}")
+            print("    " + row["yaml"].rstrip().replace("\n", "\n    "), flush=True)
     return rows
+
+
+def _outcome(proc) -> str:
+    """pytest's summary of one case: '1 failed', '1 passed' (and its exit status)."""
+    last = [ln for ln in proc.stdout.splitlines() if " in " in ln and ("passed" in ln or "failed" in ln)]
+    return f"{last[-1].strip(' =') if last else proc.stdout[-200:]} (exit {proc.returncode})"
 
 
 def bench_faults(names, budget: str, seed: int) -> list[dict]:
@@ -109,6 +144,27 @@ def bench_faults(names, budget: str, seed: int) -> list[dict]:
     return rows
 
 
+def coverage_union(dirs: list[str]) -> int:
+    """Print the model branches that no exploration of `dirs` took, with the families that missed them."""
+    missed: dict[tuple[str, str], list[str]] = {}
+    for d in dirs:
+        doc = json.loads((Path(d) / "explore.json").read_text())
+        for model, cov in (doc.get("model_coverage") or {}).items():
+            for branch in cov["missing_branches"]:
+                missed.setdefault((model, branch), []).append(doc["run"]["family"])
+    totals: dict[str, int] = {}
+    for d in dirs[:1]:
+        for model, cov in json.loads((Path(d) / "explore.json").read_text())["model_coverage"].items():
+            totals[model] = cov["branches"]
+    everywhere = {k: v for k, v in missed.items() if len(v) == len(dirs)}
+    for model, n in totals.items():
+        left = sorted(b for m, b in everywhere if m == model)
+        print(f"{model}: {n - len(left)}/{n} branches taken by some exploration; never: {len(left)}")
+        for b in left:
+            print(f"    {b}")
+    return 0
+
+
 def _line(row: dict) -> str:
     name = row.get("bug") or row.get("fault")
     where = f"{row['op']} on {row['family']}"
@@ -128,7 +184,10 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-default-tier", action="store_true")
     p.add_argument("--json", default=None)
+    p.add_argument("--coverage", nargs="+", metavar="DIR", help="only print the model branches no exploration took")
     args = p.parse_args()
+    if args.coverage:
+        return coverage_union(args.coverage)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; budget {args.budget}, seed {args.seed}")
     names = lambda s: None if s is None else ([] if s == "none" else s.split(","))  # noqa: E731
     out = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,3 +93,32 @@ def plant(root: Path, bug: Bug) -> None:
 def unplant(root: Path, bug: Bug) -> None:
     path = root / bug.file
     path.write_text(path.read_text().replace(bug.new, bug.old))
+
+
+def run_suite(root: Path, nodeid: str, family: str, env: dict, timeout: int = 900) -> subprocess.CompletedProcess:
+    """`./run suite NODEID --soc F` in the copy (one process: no xdist, no report.html)."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:cacheprovider", nodeid,
+                           "--backend", "aclnn", "--soc", family, "-n", "0", "--no-html",
+                           "--report-dir", str(root / "reports" / "pasted")],
+                          cwd=root, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def paste_and_run(root: Path, bug: Bug, finding: dict, env: dict) -> tuple[subprocess.CompletedProcess,
+                                                                           subprocess.CompletedProcess]:
+    """Paste the finding's emitted YAML under `groups:` of the bug's case file in the copy and run
+    the pasted case on the buggy library, then on the fixed one (the bug taken out); the copy is
+    left as it was (bug planted, case file unchanged). (buggy run, fixed run)."""
+    case_file = root / "cases" / f"{bug.op}.yaml"
+    original = case_file.read_text()
+    case_file.write_text(original + Path(finding["yaml"]).read_text())
+    nodeid = f"cases/{bug.op}.yaml::{finding['case_id'].split('.', 1)[1]}"
+    try:
+        buggy = run_suite(root, nodeid, bug.family, env)
+        unplant(root, bug)
+        try:
+            fixed = run_suite(root, nodeid, bug.family, env)
+        finally:
+            plant(root, bug)
+    finally:
+        case_file.write_text(original)
+    return buggy, fixed
