@@ -95,6 +95,20 @@ def _doc(env) -> dict:
             "formats": dict(env.formats), "layouts": dict(env.layouts), "values": env.values.name}
 
 
+def test_a_shape_defect_past_int64_is_described_not_allocated():
+    """Found by exploring: a (0, 2^62, ..) defect multiplies to 0 elements, yet torch cannot compute
+    its strides; the example is judged by the model on a descriptor (B15's 'no negative dims' passes
+    it, the size check refuses it) instead of crashing the search."""
+    facts = facts_mod.find(REPO / "cases", ["max_unpool3d_backward"])[0]
+    env = facts.envelopes_on("ascend910b")[0]
+    base = from_canonical(facts, {**_doc(env), "shape": list(env.configs[0][0]),
+                                  "attrs": {k: list(v) if isinstance(v, tuple) else v for k, v in env.configs[0][1]},
+                                  "defects": []})
+    shape = (0, 2**62) + base.config.shape[2:]
+    answer, _ = Oracle(facts).answer(replace(base, defects=(Defect("shape", "gradOutput", shape),)))
+    assert answer.status != 0, answer
+
+
 def test_parse_budget():
     assert parse_budget("90") == parse_budget("90s") == 90 and parse_budget("10m") == 600
     for bad in ("", "0", "-1m", "ten"):
