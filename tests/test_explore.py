@@ -124,6 +124,15 @@ def test_digest_of_a_channels_last_view_whose_last_dim_is_one():
     assert got == digest.of_view(torch.tensor([0.0, 1.0]), (2,), (1,), 0)
 
 
+def test_digest_of_a_one_element_strided_view():
+    """Found by exploring (AdaptiveMaxPool2d, a (1, 1, 1, 1) bf16 gradInput in a strided layout):
+    a one-element view keeps its stride of 2 through contiguous() and reshape, and a 2-byte dtype
+    then refused the byte view."""
+    storage = torch.arange(8, dtype=torch.float32).to(torch.bfloat16)
+    got = digest.of_view(storage, (1, 1, 1, 1), (2, 2, 2, 2), 2)
+    assert got == digest.of_view(torch.tensor([2.0], dtype=torch.bfloat16), (1,), (1,), 0)
+
+
 # ------------------------------------------------------------------ a planted bug, end to end
 
 def _run(root: Path, *args, env=None, timeout=900) -> subprocess.CompletedProcess:
