@@ -84,10 +84,13 @@ SOURCES = ("group", "generator")
 
 
 def _envelope(draw, envelopes):
-    """A dtype first (each as likely as any other), then one of its envelopes."""
-    dtypes = list(dict.fromkeys(e.dtype for e in envelopes))
-    dtype = draw(st.sampled_from(dtypes))
-    return draw(st.sampled_from([e for e in envelopes if e.dtype == dtype]))
+    """A dtype first, then a group that runs it, then one of that group's envelopes with the dtype:
+    each dtype and each group as likely as any other, however many formats, layouts and value
+    classes a group multiplies into (a group is one path the case file was written for)."""
+    dtype = draw(st.sampled_from(list(dict.fromkeys(e.dtype for e in envelopes))))
+    mine = [e for e in envelopes if e.dtype == dtype]
+    group = draw(st.sampled_from(list(dict.fromkeys(e.group for e in mine))))
+    return draw(st.sampled_from([e for e in mine if e.group == group]))
 
 
 def _group_config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
