@@ -13,7 +13,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
-from harness.explore import emit, facts as facts_mod, strategies
+from harness.explore import defects, emit, facts as facts_mod, strategies
 from harness.explore.example import Defect, from_canonical
 from harness.explore.oracle import Oracle
 from harness.explore.run import parse_budget
@@ -56,18 +56,26 @@ def test_each_defect_is_refused_alone_by_the_model():
     oracle = Oracle(facts)
     seen = []
 
-    @settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    scenarios = defects.scenario_defects(facts)
+
+    @settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(strategies.examples(facts, "ascend910b", oracle, True))
     def draw(ex):
         seen.append(ex)
-        assert 1 <= len(ex.defects) <= 3
-        for d in ex.defects:
-            assert strategies.refused_alone(oracle, replace(ex, defects=()), d)
+        base = replace(ex, defects=())
+        # each defect is refused alone, or is one of the changes a scenario of the case file makes,
+        # every one of which the example has and which the model refuses together
+        alone = [d for d in ex.defects if defects.refused_alone(oracle, base, d)]
+        together = [s for s in scenarios if len(s) > 1 and set(s) <= set(ex.defects)
+                    and defects.refused_alone(oracle, base, s)]
+        assert set(ex.defects) <= set(alone) | {d for s in together for d in s}, ex
+        assert 1 <= len(ex.defects) <= 3 or together
     draw()
-    assert seen
+    assert seen and any(len(ex.defects) > 1 for ex in seen)
+    assert any(len(s) > 1 for s in scenarios)         # a private format on every tensor, rank 5 on every tensor
     # and a change the model accepts is no defect: fp32 self on A2/A3 is what the base already has
     base = replace(seen[0], defects=())
-    assert not strategies.refused_alone(oracle, base, Defect("dtype", "self", base.config.envelope.dtype))
+    assert not defects.refused_alone(oracle, base, Defect("dtype", "self", base.config.envelope.dtype))
 
 
 def test_reductions_make_one_thing_smaller_at_a_time():

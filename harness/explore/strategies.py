@@ -1,16 +1,18 @@
 """Hypothesis strategies built from an op's own facts: no op is named here.
 
-Valid configurations come from the op's generator (INFO.gen_config), driven through a random
-object whose every call is a Hypothesis draw, so that the shrinker minimises the generator's own
-choices; its integers may stretch far past the generator's ranges (bigger kernels, strides, pads,
-batches, widths of a few hundred), and a leading dimension may be 0. The envelope (dtype, formats,
-layouts, values, standard) is one of the family's valid groups that takes the config's rank; scalar
-attributes keep the values that group uses (a standard was chosen for them), an int64 one the group
-varies may also take a value near a C type's limit.
+Valid configurations come from two sources. One is a configuration of one of the family's valid
+groups (its shape, with a dimension or two sometimes changed, and its attributes): the paths the
+case file was written for (a global pool, a tile boundary, a repeated index). The other is the op's
+generator (INFO.gen_config), driven through a random object whose every call is a Hypothesis draw,
+so that the shrinker minimises the generator's own choices; its integers may stretch far past the
+generator's ranges (bigger kernels, strides, pads, batches, widths of a few hundred), and a leading
+dimension may be 0. Its envelope (dtype, formats, layouts, values, standard) is one of the family's
+valid groups that takes the config's rank; scalar attributes keep the values that group uses (a
+standard was chosen for them), an int64 one the group varies may also take a value near a C type's
+limit, and an array element every valid case holds at one value keeps it.
 
-Invalid examples are a valid base with 1-3 defects, each the change of one argument (its dtype,
-format, layout, shape, value, or a NULL) that the op's model refuses on the family when applied
-alone; the model then says which check the combination must fail first.
+Invalid examples are a valid base with 1-3 defects (defects.py), each refused by the op's model on
+the family when applied alone; the model then says which check the combination must fail first.
 """
 from __future__ import annotations
 
@@ -18,17 +20,13 @@ from dataclasses import replace
 
 from hypothesis import assume, strategies as st
 
-from golden._phase1 import UNDEFINED
-
-from ..model.spec import OUT_POINTERS
 from . import facts as facts_mod
-from .example import TENSOR_FIELDS, Config, Defect, Example, nullable
+from .defects import defect_choices, frozen, refused_alone, scenario_defects
+from .example import Config, Example
 from .oracle import Oracle, elements
 
 MAX_SHAPE_ELEMENTS = 400_000
 INT64_NEAR_LIMITS = (2**31 - 1, 2**31, -(2**31), 65520, 2**40)
-ATTR_VALUES = (0, -1, 1, 2, 3, 2**31 - 1, 2**31, -(2**31), 2**62)
-SCALAR_BAD = {"int8": (-1, 4, 127, -128), "int64": (-1, 0, 2**31, -(2**31)), "double": (-1.0, 0.0, 1e30)}
 
 
 # Tile and block boundaries: kernels split rows and planes in powers of two, and their tails are
@@ -60,10 +58,6 @@ class DrawnRandom:
 
     def choice(self, seq):
         return self.draw(st.sampled_from(list(seq)))
-
-
-def _frozen(v):
-    return tuple(v) if isinstance(v, list) else v
 
 
 def configs(facts: facts_mod.OpFacts, family: str, widen: bool = True):
@@ -134,7 +128,7 @@ def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
                 value = draw(st.sampled_from(INT64_NEAR_LIMITS))
         else:
             assume(param.name in p.attrs)
-            value = _frozen(p.attrs[param.name])
+            value = frozen(p.attrs[param.name])
             if isinstance(value, tuple) and param.name in held:
                 value = (held[param.name],) * len(value)
             # a NULL array no valid case passes is the invalid strategy's business (a defect)
@@ -144,84 +138,6 @@ def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
                 assume(elements(shape[:2]) * elements(tuple(abs(v) for v in value)) <= MAX_SHAPE_ELEMENTS)
         attrs.append((param.name, value))
     return Config(env, shape, tuple(attrs))
-
-
-# ------------------------------------------------------------------ defects
-
-def _shape_changes(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """Shapes one step away: a rank more or less, one dimension +1, -1, 0, doubled, negative, huge
-    (past int32, and so large that the tensor's size passes int64)."""
-    out = [(1,) + shape, shape[1:], shape + (1,)]
-    for i, d in enumerate(shape):
-        for new in (d + 1, d - 1, 0, 2 * d + 1, -1, 2**31, 2**62):
-            if new != d:
-                out.append(shape[:i] + (new,) + shape[i + 1:])
-    return list(dict.fromkeys(s for s in out if s != shape))
-
-
-def _attr_changes(param, current) -> list:
-    """Values one step away for an attribute: array lengths and elements, a flipped bool, bad scalars."""
-    if param.type == "bool":
-        return [not current]
-    if param.type in facts_mod.SCALAR:
-        return [v for v in SCALAR_BAD[param.type] if v != current]
-    values = tuple(current) if current is not None else ()
-    out = [values[:n] if n <= len(values) else values + values[-1:] * (n - len(values)) if values else (1,) * n
-           for n in range(5)]
-    for i, v in enumerate(values):
-        for new in ATTR_VALUES + (v + 1, 2 * v + 1):
-            out.append(values[:i] + (new,) + values[i + 1:])
-    return list(dict.fromkeys(o for o in out if o != values))
-
-
-def defect_choices(facts: facts_mod.OpFacts, ex: Example, shapes: dict) -> list[Defect]:
-    """Every defect of one argument the example's base can take (the model then filters them)."""
-    out = [Defect("null", name) for name in nullable(facts)]
-    for p in facts.op.tensor_params:
-        out += [Defect("dtype", p.name, d) for d in facts_mod.all_dtypes()]
-        out += [Defect("format", p.name, f) for f in facts_mod.all_formats()]
-        out += [Defect("layout", p.name, lay) for lay in facts_mod.all_layouts()]
-        out += [Defect("shape", p.name, s) for s in _shape_changes(shapes[p.name])]
-    attrs = dict(ex.config.attrs)
-    for p in facts.op.attr_params:
-        if p.name in attrs and p not in facts.op.input_attrs:
-            out += [Defect("attr", p.name, v) for v in _attr_changes(p, attrs[p.name])]
-    return out
-
-
-_SCENARIO_DEFECTS: dict[str, tuple[Defect, ...]] = {}
-
-
-def scenario_defects(facts: facts_mod.OpFacts) -> tuple[Defect, ...]:
-    """Every single change the case file's own invalid scenarios make (a NULL, one tensor's dtype,
-    format, layout or shape, one attribute's value), each as often as the scenarios make it: the
-    values its author knew each check by (an int8 index, a 6-D gradInput, a private format)."""
-    key = str(facts.path)
-    if key not in _SCENARIO_DEFECTS:
-        out = []
-        for c in facts.cases:
-            m = c.mutation if c.kind == "invalid" else None
-            if m is None:
-                continue
-            if m.null:
-                out.append(Defect("null", m.null))
-            for tensor, change in m.tensors.items():
-                out += [Defect(k, tensor, _frozen(v)) for k, v in change.items() if k in TENSOR_FIELDS]
-            out += [Defect("attr", k, _frozen(v)) for k, v in m.attrs.items()]
-        _SCENARIO_DEFECTS[key] = tuple(out)
-    return _SCENARIO_DEFECTS[key]
-
-
-def refused_alone(oracle: Oracle, ex: Example, defect: Defect) -> bool:
-    """A defect: the model refuses the base with it alone (a NULL out-pointer is one by the spec, G.14,
-    though only a failing check before it shows as a status)."""
-    if defect.kind == "null" and defect.target in OUT_POINTERS:
-        return True
-    try:
-        answer, _ = oracle.answer(replace(ex, defects=(defect,)))
-    except ValueError:
-        return False
-    return answer.status not in (0, UNDEFINED)
 
 
 def examples(facts: facts_mod.OpFacts, family: str, oracle: Oracle, invalid: bool):
@@ -252,19 +168,21 @@ def _example(draw, facts: facts_mod.OpFacts, family: str, oracle: Oracle, invali
     for targets in by_kind.values():
         for values in targets.values():
             values.sort(key=lambda d: d.kind == "dtype" and d.value not in known)
-    written = [d for d in scenario_defects(facts) if d.kind != "attr" or d.target in dict(ex.config.attrs)]
-    picked: list[Defect] = []
+    attrs = dict(ex.config.attrs)
+    written = [s for s in scenario_defects(facts) if all(d.kind != "attr" or d.target in attrs for d in s)]
+    picked: list = []
     for _ in range(draw(st.integers(1, 3))):
         for _attempt in range(4):
-            if written and draw(st.booleans()):             # one the case file's scenarios make
-                d = draw(st.sampled_from(written))
+            if written and draw(st.booleans()):             # the changes of one of the case file's scenarios
+                new = draw(st.sampled_from(written))
             else:
                 targets = by_kind[draw(st.sampled_from(sorted(by_kind)))]
                 values = targets[draw(st.sampled_from(sorted(targets)))]
-                d = draw(st.sampled_from(values[:len(known)] if draw(st.booleans()) else values))
-            clash = any((d.kind, d.target) == (q.kind, q.target) or d.kind == q.kind == "null" for q in picked)
-            if not clash and refused_alone(oracle, ex, d):
-                picked.append(d)
+                new = (draw(st.sampled_from(values[:len(known)] if draw(st.booleans()) else values)),)
+            clash = any((d.kind, d.target) == (q.kind, q.target) or d.kind == q.kind == "null"
+                        for d in new for q in picked)
+            if not clash and refused_alone(oracle, ex, new):
+                picked += new
                 break
     assume(picked)
     return replace(ex, defects=tuple(picked))
