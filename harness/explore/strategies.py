@@ -98,10 +98,11 @@ def _group_config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> C
 
 def _changed_shape(draw, shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape with 0-2 dimensions changed: one more or less, doubled, halved, a tile boundary
-    (2^k - 1, 2^k, 2^k + 1) or, rarely, 0 (an empty tensor). Shrinking returns to the group's."""
+    (2^k - 1, 2^k, 2^k + 1) or, rarely, 0 (an empty tensor); the last dimension (a row, where a
+    kernel's tail lives) as often as all the others. Shrinking returns to the group's."""
     shape = list(shape)
     for _ in range(draw(st.sampled_from((0, 0, 1, 1, 2)))):
-        i = draw(st.integers(0, len(shape) - 1))
+        i = len(shape) - 1 if draw(st.booleans()) else draw(st.integers(0, len(shape) - 1))
         d = shape[i]
         how = draw(st.integers(0, 15))
         shape[i] = (d + 1 if how < 3 else max(1, d - 1) if how < 6 else 2 * d if how < 8 else max(1, d // 2)
@@ -112,6 +113,8 @@ def _changed_shape(draw, shape: tuple[int, ...]) -> tuple[int, ...]:
 def _config(draw, facts: facts_mod.OpFacts, family: str, widen: bool) -> Config:
     p, _ = facts.gen_config(DrawnRandom(draw, widen))
     shape = tuple(int(d) for d in p.shape)
+    if widen and draw(st.integers(0, 3)) == 3:       # a row at a tile boundary (wider than its windows)
+        shape = shape[:-1] + (max(shape[-1], draw(st.sampled_from(BOUNDARIES))),)
     if widen and draw(st.integers(0, 19)) == 19:
         shape = (0,) + shape[1:]                      # an empty leading dimension
     assume(elements(shape) <= MAX_SHAPE_ELEMENTS)
