@@ -56,6 +56,8 @@ def explore(ops: list[str], family: str, budget_s: float, seed: int, *, kinds=KI
     note = (f"found by {switches + ' ' if switches else ''}./run explore --seed {seed} on {family} "
             f"({'SIMULATED' if session.simulated else 'HARDWARE'}), {date}")
     searches = [OpSearch(session, f, family, seed, report_dir / "hypothesis", reach, note, log) for f in runnable]
+    for s in searches:
+        s.first = first
     share = budget_s / len(searches)
     grace = min(300.0, max(30.0, share / 2))
     log(f"{session.label} {banner(session.props)}")

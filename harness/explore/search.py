@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import HypothesisException
 
@@ -94,6 +93,7 @@ class OpSearch:
         self.examples = 0
         self.chunks = {"valid": 0, "invalid": 0}
         self.stop_at = float("inf")
+        self.first = False          # stop at the first disagreement (--first)
 
     # ------------------------------------------------------------ one example
 
@@ -115,8 +115,8 @@ class OpSearch:
         if record is None or not disagrees(record):
             return
         sig = signature(self.facts.name, record)
-        if sig in self.known:
-            return
+        if sig in self.known or (self.first and self.findings and sig not in self.seen):
+            return          # counted already, or --first and another one is being shrunk
         if sig not in self.seen:
             self.log(f"{self.session.label} {self.facts.name}: disagreement {sig} after {self.examples} examples: "
                      f"{record.get('reason', '')[:200]}")
@@ -142,7 +142,10 @@ class OpSearch:
             self._body(ex)
         # the database key: one per op, family and kind (the body's source is the same for all)
         body._hypothesis_internal_add_digest = f"explore:{self.facts.name}:{self.family}:{kind}".encode()
-        test = hypothesis_seed(self.seed * 7919 + self.chunks[kind] * 2 + invalid)(chosen(given(strategy)(body)))
+        test = chosen(given(strategy)(body))
+        # the seed, as @seed would set it: @seed (like derandomize) also turns the example database
+        # off, and the database is what replays a failure first in the next exploration
+        test._hypothesis_internal_use_seed = self.seed * 7919 + self.chunks[kind] * 2 + invalid
         self._chunk_start = time.monotonic()
         new_before = len(self.findings)
         try:
