@@ -139,6 +139,10 @@ def bench_faults(names, budget: str, seed: int) -> list[dict]:
         if hit:
             row.update(found_s=hit["found_after_s"], minimal_s=hit["shrunk_after_s"], minimal=hit["minimal"],
                        signature=hit["signature"], case_id=hit["case_id"])
+            # the class faultscore expects of the fault (STATUS:B9, NUMERIC, RUNTIME:507015, ...)
+            parts = hit["signature"].split(":")          # op:kind:CLASS[:detail]
+            cls, detail = parts[2], (parts[3] if len(parts) > 3 else None)
+            row["class_as_expected"] = cls == fault.expect and (fault.detail is None or detail == fault.detail)
         rows.append(row)
         print(_line(row), flush=True)
     return rows
@@ -173,7 +177,8 @@ def _line(row: dict) -> str:
     extra = f" default tier {row['default_tier']};" if "default_tier" in row else ""
     return (f"{name:26s} {where:45s} found in {row['found_s']:7.1f} s, minimal after {row['minimal_s'] or 0:7.1f} s "
             f"(certified {row['minimal']}; {row['examples']} examples, wall {row['wall_s']} s);{extra} "
-            f"{row['signature']}" + (f"; YAML reproduces it: {row.get('reproduced')}" if "reproduced" in row else ""))
+            f"{row['signature']}" + (f"; YAML reproduces it: {row.get('reproduced')}" if "reproduced" in row else "")
+            + (f"; the class faultscore expects: {row['class_as_expected']}" if "class_as_expected" in row else ""))
 
 
 def main() -> int:
