@@ -27,7 +27,7 @@ from ..model.distributions import Distribution
 SCALAR = ("int64", "int8", "double")
 # Standards that hold every element to its own value (spec README: MERE/MARE's |a-g| / (|g| + 1e-7)):
 # meaningful only where each golden element is a well-conditioned result (the case files pair them
-# with same-sign gradients or with windows where each gradient lands once)
+# with same-sign gradients, windows where each gradient lands once, or small windows only)
 RELATIVE_STANDARDS = frozenset({"mere_mare"})
 
 

@@ -11,9 +11,11 @@ build_args), so the model sees exactly the descriptors the library will be given
   spec leaves gradInput unwritten). A relative standard (MERE/MARE) holds each element to its own
   value, which means nothing where the element is a sum whose terms cancel: whatever order a
   correct kernel adds in (spec C leaves it free), its rounding is relative to the terms, not to
-  the tiny sum. The case files pair such standards only with same-sign gradients or windows where
-  each gradient lands once; an explored configuration whose golden has an element the terms do not
-  bound that way is judged by the standard the case file gives its other sums (OpFacts.plain_standard);
+  the tiny sum. The case files pair such standards with same-sign gradients, windows where each
+  gradient lands once, or small windows where a few gradients meet; an explored configuration whose
+  golden has an element its terms do not bound that way is judged by the standard the case file
+  gives its other sums (OpFacts.plain_standard). An example whose gradients (a value class with
+  +-FLT_MAX) could sum past the dtype's largest value has no order-independent result: skipped;
 * a refusal (status != 0): an invalid case expecting that status, raised by that check;
 * defects that end in an early successful return (status 0 at a check): an invalid case whose
   status-0 promise is held (phase 2 and sync succeed, workspace 0, nothing launched);
