@@ -27,8 +27,11 @@ def golden(inputs, attrs):
     go, x, idx = inputs["gradOutput"], inputs["self"], inputs["indices"]
     lead, _ = _common.split_batch(x.shape, 2)
     glead, out = _common.split_batch(go.shape, 2, "gradOutput")
-    # N, C must match self (the per-plane scatter needs it); any Ho, Wo > 0 is valid
-    if glead != lead or min(out) <= 0:
+    # N, C must match self (the per-plane scatter needs it); any Ho, Wo > 0 is valid. An empty self
+    # returns success and has nothing to write (spec B #12), whatever gradOutput's Ho, Wo: torch's
+    # forward gives an output size of 0 a (.., 0, 0) gradOutput there. A non-empty self with an empty
+    # gradOutput has no documented result (gradInput left unwritten, G.5): still refused
+    if glead != lead or (min(out) <= 0 and x.numel()):
         raise ValueError(f"gradOutput shape {tuple(go.shape)} does not fit self {tuple(x.shape)}")
     _common.check_shape(idx, go.shape, "indices")
     return {OUTPUT: _common.scatter_backward(go, idx, tuple(x.shape), 2)}
@@ -126,10 +129,34 @@ def _order_varies(shape, attrs, family):
             f"does not fix, even in deterministic mode (spec C Determinism, G.12)")
 
 
+def _empty_self_any_output_size():
+    """Spec B #12: an empty self returns success with nothing to write, so its golden is an empty
+    gradInput whatever output size prepared gradOutput (found by ./run explore: self (0, 1, 1) with
+    outputSize [0] gives a (0, 0, 0) gradOutput, which the golden refused)."""
+    draw = lambda name, shape, dtype: torch.zeros(shape, dtype=dtype)      # noqa: E731
+    for shape, size in (((0, 1, 1), [0]), ((0, 3, 4, 5), [0, 2]), ((2, 0, 3, 3), [2, 2])):
+        p = _opinfo.params(shape, torch.float32, {"outputSize": size}, torch.int32)
+        try:
+            inputs = prepare(draw, p)
+        except RuntimeError:        # torch's forward refuses an empty C: the shapes it would give
+            grad = shape[:-2] + _common.expand(size, 2, "outputSize")
+            inputs = {"gradOutput": torch.zeros(grad), "self": torch.zeros(shape),
+                      "indices": torch.zeros(grad, dtype=torch.int32)}
+        assert golden(inputs, p.attrs)[OUTPUT].shape == shape
+    # a non-empty self with an empty gradOutput has no documented result (G.5): refused
+    inputs = {"gradOutput": torch.zeros(1, 0, 2), "self": torch.zeros(1, 3, 3),
+              "indices": torch.zeros(1, 0, 2, dtype=torch.int32)}
+    try:
+        golden(inputs, {})
+    except ValueError:
+        return
+    raise AssertionError("the golden gave a result for a non-empty self with an empty gradOutput")
+
+
 INFO = _opinfo.scatter_op_info(
     golden, gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
     required_tags=frozenset({"rank3", "rank4", "divisible", "non-divisible", "output>input"}),
-    examples=(_repo_example,) + EXAMPLES,     # EXAMPLES: the phase-1 model where no case reaches
+    examples=(_repo_example, _empty_self_any_output_size) + EXAMPLES,     # EXAMPLES: the phase-1 model where no case reaches
     deviations=(
         _opinfo.ImplDeviation(
             "dtype_accumulation_950", "C (Accumulation), F", ("ascend950",),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from .._phase1 import INVALID, Call, Phase1, Phase1Model, Rule
 from ._checks import (UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in, no_private_format,
-                      not_null_each, out_pointers_written, per_axis_fails, pool_attr, rank_in_each, same_dims, same_dtype,
-                      same_format, success_if_empty, tensor)
+                      not_null_each, out_pointers_written, per_axis_fails, pool_attr, rank_in_each, rule, same_dims,
+                      same_dtype, same_format, success_if_empty, tensor)
 
 RANKS = frozenset({3, 4})
 
@@ -84,6 +84,22 @@ def _grad_output_misshapen(call, family) -> bool:
     return grad.dims != (plane if n is None else (n,) + plane)
 
 
+INT64 = range(-(1 << 63), 1 << 63)
+
+
+def _effective_kernel_padding(call, family):
+    """#29: pad <= floor(((k-1)*dil+1)/2) per axis, computed in int64 (spec B row 29, lines 320-329). A
+    kernel or dilation whose product passes int64 is signed overflow, no defined result (policy 2):
+    UNDEFINED (found by ./run explore: kernelSize 2^62 with dilation 3 made the library fail #29)."""
+    axes = zip(*(pool_attr(call, n, 2) for n in ("padding", "kernelSize", "dilation")))
+    for p, k, d in axes:
+        if (k - 1) * d + 1 not in INT64 or d * (k - 1) + 2 * abs(p) not in INT64:
+            return UNDEFINED
+        if p > ((k - 1) * d + 1) // 2:
+            return INVALID
+    return None
+
+
 def _dilation(rule_id: str, regbase: bool, bad) -> Rule:
     """#26a (DAV_3510: d > 0) and #26b (every other arch: d == 1) are one check, per arch."""
     return invalid_if(rule_id, lambda call, family: is_regbase(family) == regbase
@@ -115,7 +131,7 @@ MODEL = Phase1Model((
     same_dims("B27", "self", "gradInput"),
     invalid_if("B28", _zero_plane_dim),
     # implied by B25 for every dilation >= 1 (spec G.9): first only when B25/B26 are bypassed
-    per_axis_fails("B29", 2, ("padding", "kernelSize", "dilation"), lambda p, k, d: p > ((k - 1) * d + 1) // 2),
+    rule("B29", _effective_kernel_padding),
     invalid_if("B30", _output_not_positive),
     invalid_if("B31", _grad_output_misshapen),
     success_if_empty("B33", "self"),
@@ -151,4 +167,12 @@ def _null_out_pointers():
     assert MODEL(_call(*ok, (0,), (), (0,), False, {"workspaceSize"}), "ascend950") == Phase1(INVALID, "B23")
 
 
-EXAMPLES = (_output_size_examples, _null_out_pointers)
+def _int64_overflow_is_undefined():
+    """#29 in int64: (k-1)*dil+1 past INT64_MAX has no defined result; within it, the bound holds."""
+    call = _call((0, 1, 3, 1), (0, 1, 1, 1), (1 << 62, 1), (1, 2), (1, 0), True)
+    call = Call(call.tensors, {**call.attrs, "dilation": (3, 1)})
+    assert MODEL(call, "ascend950") == Phase1(UNDEFINED, "B29")
+    assert MODEL(Call(call.tensors, {**call.attrs, "dilation": (1, 1)}), "ascend950").check == "B30"
+
+
+EXAMPLES = (_output_size_examples, _null_out_pointers, _int64_overflow_is_undefined)

@@ -144,10 +144,13 @@ class Unbacked:
     @staticmethod
     def needed(shape, dtype: str) -> bool:
         """True when `shape`/`dtype` cannot (or should not) be given real memory."""
-        n = 1
+        n, strided = 1, 1
         for d in shape:
             n *= int(d)
-        return any(int(d) < 0 for d in shape) or n > UNBACKED_ELEMENTS or dtypes.lookup(dtype).torch is None
+            strided *= max(int(d), 1)
+        # an empty shape whose other dims multiply past int64: torch cannot compute its strides
+        return (any(int(d) < 0 for d in shape) or n > UNBACKED_ELEMENTS or strided >= 1 << 63
+                or dtypes.lookup(dtype).torch is None)
 
 
 # Tensors larger than this are described, never allocated (a phase-1 size-limit check needs the shape only).

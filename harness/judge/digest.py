@@ -16,7 +16,11 @@ PREFIX = "sha256:"
 
 
 def of_view(storage: torch.Tensor, dims, strides, offset: int) -> str:
-    view = torch.as_strided(storage, tuple(dims), tuple(strides), int(offset)).contiguous()
+    # flattened first: torch calls a view contiguous whatever the strides of its size-1 dims, and
+    # keeps them, so a channels-last view with a last dim of 1 would refuse the byte view
+    view = torch.as_strided(storage, tuple(dims), tuple(strides), int(offset)).contiguous().reshape(-1)
+    if view.numel() == 1:       # one element is contiguous whatever its stride: give it stride 1
+        view = view.clone(memory_format=torch.contiguous_format)
     data = view.view(torch.uint8) if view.numel() else view
     return PREFIX + hashlib.sha256(data.numpy().tobytes() if view.numel() else b"").hexdigest()
 

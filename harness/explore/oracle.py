@@ -1,0 +1,168 @@
+"""What an example must do, before it runs: the op's phase-1 model read on the very call the case
+makes, and the Case that holds the library to it.
+
+The Call is built the way the runner builds the backend's arguments (inputs.prepare, mutate,
+build_args), so the model sees exactly the descriptors the library will be given. Then:
+
+* model answers UNDEFINED: the spec gives phase 1 no result; never asserted, the example is skipped;
+* an example without defects that the model passes: a valid case, judged by the golden under the
+  envelope's standard (and its early return, e.g. an empty input, keeps the status-0 promise);
+  skipped where the golden has no result for it (a non-empty self with an empty gradOutput: the
+  spec leaves gradInput unwritten). A relative standard (MERE/MARE) holds each element to its own
+  value, which means nothing where the element is a sum whose terms cancel: whatever order a
+  correct kernel adds in (spec C leaves it free), its rounding is relative to the terms, not to
+  the tiny sum. The case files pair such standards with same-sign gradients, windows where each
+  gradient lands once, or small windows where a few gradients meet; an explored configuration whose
+  golden has an element its terms do not bound that way is judged by the standard the case file
+  gives its other sums (OpFacts.plain_standard). An example whose gradients (a value class with
+  +-FLT_MAX) could sum past the dtype's largest value has no order-independent result: skipped;
+* a refusal (status != 0): an invalid case expecting that status, raised by that check;
+* defects that end in an early successful return (status 0 at a check): an invalid case whose
+  status-0 promise is held (phase 2 and sync succeed, workspace 0, nothing launched);
+* defects that pass every check: what the kernel does with a call no valid configuration makes is
+  undefined (spec B.2 "kernel-level", policy 2): skipped.
+"""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+import torch
+
+import golden
+from golden._phase1 import UNDEFINED, Phase1
+
+from .. import inputs
+from ..judge.phase1_model import call_of
+from ..model import Case
+from .example import Example, invalid_case, valid_case
+from .facts import RELATIVE_STANDARDS
+
+MAX_ELEMENTS = 1_500_000      # all prepared tensors of one example together (a few hundred thousand each)
+# A relative standard judges an element whose terms' magnitudes sum to at most this many times its
+# own (|g| + 1e-7): a correct fp32 sum of n terms in any order is then within n * 2^-24 * 4 of it,
+# under MERE/MARE's fp32 limit (10 * 2^-13) for any n below 5,000
+CONDITION_LIMIT = 4.0
+RE_EPS = 1e-7
+
+
+@dataclass
+class Plan:
+    example: Example
+    case: Case | None           # None: skipped (see `skip`)
+    answer: Phase1 | None       # the model's answer on the example's family
+    fired: tuple[str, ...] = ()  # the model's rules evaluated, in order (the last one decided)
+    skip: str = ""              # why the example is not run
+
+    @property
+    def kind(self) -> str:
+        return self.case.kind if self.case is not None else "skipped"
+
+
+class Oracle:
+    def __init__(self, facts, cache_size: int = 48):
+        self.facts = facts
+        self._prepared: OrderedDict = OrderedDict()
+        self._size = cache_size
+
+    def __repr__(self) -> str:
+        return f"Oracle({self.facts.name})"
+
+    def prepared(self, ex: Example) -> dict[str, torch.Tensor]:
+        """The example's base inputs (its config prepared as a valid call); ValueError when the
+        golden refuses the config (a window entirely in the padding, a shape no valid call has)."""
+        key = (ex.config, ex.op)
+        hit = self._prepared.get(key)
+        if hit is None:
+            base = valid_case(replace(ex, defects=()))
+            try:
+                hit = inputs.prepare(base)
+            except (ValueError, RuntimeError, IndexError) as e:
+                hit = ValueError(f"the golden cannot prepare the configuration: {e}")
+            if not isinstance(hit, ValueError):
+                total = sum(t.numel() for t in hit.values())
+                if total > MAX_ELEMENTS:
+                    hit = ValueError(f"{total} elements in the prepared inputs, more than {MAX_ELEMENTS}")
+            self._prepared[key] = hit
+            if len(self._prepared) > self._size:
+                self._prepared.popitem(last=False)
+        else:
+            self._prepared.move_to_end(key)
+        if isinstance(hit, ValueError):
+            raise hit
+        return hit
+
+    def tensor_shapes(self, ex: Example) -> dict[str, tuple[int, ...]]:
+        """Every tensor's logical shape in the example's base call (outputs take output_like's)."""
+        prepared = self.prepared(ex)
+        out_shape = tuple(prepared[self.facts.op.output_like].shape)
+        return {p.name: (out_shape if p.output else tuple(prepared[p.name].shape)) for p in self.facts.op.tensor_params}
+
+    def call(self, ex: Example, case: Case):
+        prepared = self.prepared(ex)
+        mutated = inputs.mutate(case, prepared)
+        return call_of(inputs.build_args(case, mutated, tuple(prepared[case.op.output_like].shape)))
+
+    def answer(self, ex: Example) -> tuple[Phase1, tuple[str, ...]]:
+        """The model's answer for the example on its family, and the rules it evaluated."""
+        probe = invalid_case(ex, 0, None) if ex.defects else valid_case(ex)
+        call = self.call(ex, probe)
+        model = self.facts.model
+        return model(call, ex.family), tuple(model.fired(call, ex.family))
+
+    def plan(self, ex: Example, note: str | None = None) -> Plan:
+        try:
+            answer, fired = self.answer(ex)
+        except ValueError as e:
+            return Plan(ex, None, None, skip=str(e))
+        if answer.status == UNDEFINED:
+            return Plan(ex, None, answer, fired, f"the spec gives phase 1 no result here ({answer.check}): "
+                                                 "never asserted (policy 2)")
+        if not ex.defects and answer.status == 0:
+            ex, why = self.judged(ex)
+            return Plan(ex, None if why else valid_case(ex, note), answer, fired, why)
+        if ex.defects and answer == Phase1(0, None):
+            return Plan(ex, None, answer, fired, "passes every phase-1 check: what a kernel does with a call "
+                                                 "no valid configuration makes is undefined (policy 2)")
+        return Plan(ex, invalid_case(ex, answer.status, answer.check, note), answer, fired)
+
+
+    def judged(self, ex: Example) -> tuple[Example, str]:
+        """A valid example with the standard its numbers are held to, or why it is not run."""
+        ex = replace(ex, standard=None)
+        env, module = ex.config.envelope, golden.load(self.facts.op.golden)
+        prepared, attrs = self.prepared(ex), valid_case(ex).call_attrs
+        try:
+            expected = module.golden(dict(prepared), attrs)
+        except (ValueError, RuntimeError, IndexError) as e:
+            return ex, f"the golden has no result for this call: {e}"
+        if env.standard not in RELATIVE_STANDARDS and not env.overflowing:
+            return ex, ""
+        # every backward is linear in its incoming gradients: with their finite magnitudes, the golden
+        # sums the magnitudes of each element's terms
+        grads = [p.name for p in self.facts.op.tensor_params
+                 if not p.output and p.dtype == "data" and p.name != self.facts.op.output_like]
+        magnitudes = {g: torch.nan_to_num(prepared[g].double().abs(), nan=0.0, posinf=0.0) for g in grads}
+        bound = module.golden({**prepared, **magnitudes}, attrs)
+        largest = torch.finfo(prepared[grads[0]].dtype).max if grads else math.inf
+        if env.overflowing and any(bool((b.double() > largest).any()) for b in bound.values()):
+            return ex, ("an element sums gradients past the dtype's largest value: its result depends on the "
+                        "order of the additions (spec C), which no golden can say")
+        if env.standard not in RELATIVE_STANDARDS or all(_bounded(bound[name], expected[name]) for name in expected):
+            return ex, ""
+        plain = self.facts.plain_standard
+        if plain is None:
+            return ex, f"terms that cancel, which {env.standard} cannot judge, and no other standard in the case file"
+        return replace(ex, standard=plain), ""
+
+
+def _bounded(terms: torch.Tensor, result: torch.Tensor) -> bool:
+    """Every finite element's terms bounded by CONDITION_LIMIT times its own magnitude."""
+    a, g = terms.double().abs(), result.double().abs()
+    ok = (a <= CONDITION_LIMIT * (g + RE_EPS)) | ~torch.isfinite(a) | ~torch.isfinite(g)
+    return bool(ok.all())
+
+
+def elements(shape) -> int:
+    return math.prod(shape) if shape else 1
