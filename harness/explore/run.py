@@ -42,9 +42,12 @@ def explore(ops: list[str], family: str, budget_s: float, seed: int, *, kinds=KI
     if coverage is not None:
         coverage.start()
     chosen = facts_mod.find(cases_dir, ops)
-    runnable = [f for f in chosen if f.envelopes_on(family)]
+    runnable = [f for f in chosen if f.model is not None and f.envelopes_on(family)]
     for f in chosen:
-        if f not in runnable:
+        if f.model is None:
+            log(f"{f.name}: golden/{f.op.golden}.py's INFO has no phase-1 model (golden/_phase1.py) to tell "
+                f"what a call must do; not explored")
+        elif f not in runnable:
             log(f"{f.name}: no valid group of {f.path.name} runs on {family}; not explored")
     if not runnable:
         raise ValueError(f"none of the chosen operators runs on {family}")
