@@ -3,8 +3,8 @@
 A timing test compares kernel times measured in different processes (a baseline run, then a
 gated one). On CI's two cores the other xdist worker's test shares the CPU caches and, on SMT
 machines, the core: a run measured beside a busy test and one measured beside an idle one differ
-by 10-30 % whatever their confidence intervals say (CI once flagged 1 of 4 cases of a 1.3x
-planted kernel, and a 1.05x one measured 1.14x beside two CPU hogs). So tests marked `timing`
+by more than either run's confidence interval (on CI a planted 1.3x kernel was not flagged on all
+of its 4 cases while another test ran beside it). So tests marked `timing`
 take the room alone and the others share it, through two flock files in the directory all
 workers of the session share. The turnstile makes it fair: a timing test waiting for the room
 holds the turnstile, so no other test enters meanwhile and it waits for at most the test each
