@@ -229,7 +229,9 @@ def beyond_resolution(standard: str, dtype: str, expected: dict[str, torch.Tenso
         if bool(bad.any()):
             i = int(torch.argmax((over / allowed).masked_fill(~bad, 0)).item())
             at = tuple(int(k) for k in torch.unravel_index(torch.tensor(i), g.shape))
-            return (f"{standard} allows {dtype} {float(allowed.reshape(-1)[i]):.3g} at {name}{list(at)} (golden "
+            # the general words first: explore.md counts skips by the reason's words before its first colon
+            return (f"past the standard's resolution (a correct kernel may be off by more than it allows): "
+                    f"{standard} allows {dtype} {float(allowed.reshape(-1)[i]):.3g} at {name}{list(at)} (golden "
                     f"{float(g.reshape(-1)[i]):.6g}), under what a correct kernel may be off by there: "
                     f"{float(room.reshape(-1)[i]):.3g}, half an ulp of {dtype} or {RESOLUTION_ULPS} fp32 ulps of "
                     f"its terms' sum {float((terms or expected)[name].reshape(-1)[i]):.6g} in a free order")
