@@ -75,3 +75,15 @@ def flat(outcome) -> dict:
     import dataclasses
     d = {k: v for k, v in dataclasses.asdict(outcome).items() if k not in ("raw", "diagnostics")}
     return {**d, **outcome.diagnostics, "status": outcome.raw.value}
+
+
+def run_each(*runs) -> list[dict]:
+    """Each (case, deadline in s) in turn through one CaseExecutor on EXECUTOR_SETTINGS; their flat
+    records. The executor is closed whatever happens."""
+    from harness.execution.supervisor import CaseExecutor
+    executor = CaseExecutor(EXECUTOR_SETTINGS)
+    try:
+        executor.start()
+        return [flat(executor.run(case, deadline)) for case, deadline in runs]
+    finally:
+        executor.close()

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.execution.supervisor import CaseExecutor
 from harness.operators import load_case_file
 from tests.hostile_lib import hostile_env, use_hostile
-from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, write_cases
+from tests.robust_cases import faulty_numel, run_each, write_cases
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -32,12 +31,7 @@ def test_a_closed_stderr_shifts_no_output_and_silences_no_stack(tmp_path, monkey
     regular, faulty = _cases(tmp_path)
     use_hostile(monkeypatch, f"close_fd2@numel={faulty_numel('f289')},segv@numel={faulty_numel('f323')}",
                 tmp_path / "state")
-    executor = CaseExecutor(EXECUTOR_SETTINGS)
-    try:
-        executor.start()
-        seq = [flat(executor.run(c, 60)) for c in (regular[0], faulty["f289"], regular[1], faulty["f323"])]
-    finally:
-        executor.close()
+    seq = run_each(*((c, 60) for c in (regular[0], faulty["f289"], regular[1], faulty["f323"])))
     assert [r["status"] for r in seq] == ["PASS", "PASS", "PASS", "CRASH"], seq
     crash = seq[-1]
     # its own words went to the closed fd 2: there is no last message, and certainly not the banner
@@ -91,12 +85,7 @@ def test_a_timeout_without_a_stack_says_why(tmp_path, monkeypatch, action, says)
     says that it did not answer, and why, read from /proc/PID/status before the kill."""
     _, faulty = _cases(tmp_path)
     use_hostile(monkeypatch, f"{action}@numel={faulty_numel('f289')}", tmp_path / "state")
-    executor = CaseExecutor(EXECUTOR_SETTINGS)
-    try:
-        executor.start()
-        record = flat(executor.run(faulty["f289"], 2.0))
-    finally:
-        executor.close()
+    record, = run_each((faulty["f289"], 2.0))
     assert record["status"] == "TIMEOUT" and not record.get("stack"), record
     assert "no stack: the worker did not answer SIGUSR1 (the stack-dump signal)" in record["reason"], record["reason"]
     assert says in record["reason"], record["reason"]
@@ -109,11 +98,6 @@ def test_a_hang_that_answers_keeps_its_stack(tmp_path, monkeypatch):
     """The other side of the test above: a plain hang is dumped, and no excuse is made."""
     _, faulty = _cases(tmp_path)
     monkeypatch.setenv("SWCANN_FAULTS", f"phase2_hang@numel={faulty_numel('f289')}")
-    executor = CaseExecutor(EXECUTOR_SETTINGS)
-    try:
-        executor.start()
-        record = flat(executor.run(faulty["f289"], 2.0))
-    finally:
-        executor.close()
+    record, = run_each((faulty["f289"], 2.0))
     assert record["status"] == "TIMEOUT" and "Current thread" in record["stack"], record
     assert "no stack" not in record["reason"] and "blocked_signals" not in record
