@@ -95,11 +95,11 @@ def _digest_changes(item: dict, rec: dict, old: dict) -> list[dict]:
     """Outputs whose digest differs from the previous run's (both recorded one), whatever the status;
     with the largest ulp distance where both runs dumped the case's arrays (--dump-all)."""
     now_d, old_d = rec.get("digests") or {}, old.get("digests") or {}
+    changed = [name for name in sorted(set(now_d) & set(old_d)) if now_d[name] != old_d[name]]
+    dumps = _both_dumps(old, rec) if changed else None          # read once for all of the case's outputs
     out = []
-    for name in sorted(set(now_d) & set(old_d)):
-        if now_d[name] == old_d[name]:
-            continue
-        far = _largest_ulps(old, rec, name)
+    for name in changed:
+        far = _largest_ulps(dumps, name)
         said = (f", largest distance {far['ulps']} ulp at {tuple(far['index'])} ({far['before']!r} -> {far['now']!r})"
                 if far and far["index"] is not None else "")
         out.append({**item, "output": name, "before": old_d[name], "now": now_d[name], "ulps": far,
@@ -108,16 +108,23 @@ def _digest_changes(item: dict, rec: dict, old: dict) -> list[dict]:
     return out
 
 
-def _largest_ulps(old: dict, rec: dict, output: str) -> dict | None:
-    """core.ulps.largest of the two runs' dumped outputs, or None where either run has no dump of it."""
-    key = f"actual.{output}"
+def _both_dumps(old: dict, rec: dict):
+    """((meta, arrays) of the previous run's dump, the same of this run's), or None where either run
+    has no readable dump of the case."""
     if not (old.get("dump") and rec.get("dump")):
         return None
     try:
-        meta_old, old_arrays = dump_meta.load(Path(old["dump"]))
-        meta_now, now_arrays = dump_meta.load(Path(rec["dump"]))
+        return dump_meta.load(Path(old["dump"])), dump_meta.load(Path(rec["dump"]))
     except (ValueError, OSError, KeyError):     # a dump that cannot be read: no distance, the change stands
         return None
+
+
+def _largest_ulps(dumps, output: str) -> dict | None:
+    """core.ulps.largest of the two runs' dumped outputs, or None where either has no array of it."""
+    if dumps is None:
+        return None
+    key = f"actual.{output}"
+    (meta_old, old_arrays), (meta_now, now_arrays) = dumps
     dtype = meta_now.get("dtypes", {}).get(key)
     if key not in old_arrays or key not in now_arrays or dtype != meta_old.get("dtypes", {}).get(key):
         return None
