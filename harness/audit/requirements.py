@@ -11,7 +11,7 @@ FLOAT_CLASSES = {
     "-0.0": ("neg_zero",),
     "subnormal": ("subnormal", "g_subnormal"),
     "large": ("large",),
-    "specials in gradOutput": ("g_specials", "specials"),
+    "specials in gradOutput": ("g_specials", "specials", "g_specials_sum_safe"),
     "specials in self": ("x_specials", "specials"),
 }
 INT_CLASSES = {"ties": ("small_int", "constant"), "zeros": ("zeros", "g_zeros"), "large": ("large", "specials")}

@@ -36,7 +36,7 @@ import golden
 from golden._phase1 import UNDEFINED, Phase1
 
 from .. import inputs
-from ..judge import compare
+from ..judge import compare, sums
 from ..judge.phase1_model import call_of
 from ..model import Case
 from .example import Example, invalid_case, valid_case
@@ -48,12 +48,6 @@ MAX_ELEMENTS = 1_500_000      # all prepared tensors of one example together (a 
 # under MERE/MARE's fp32 limit (10 * 2^-13) for any n below 5,000
 CONDITION_LIMIT = 4.0
 RE_EPS = 1e-7
-# Any standard, with a value class holding +-FLT_MAX: an element whose terms' magnitudes exceed this
-# many times (its own magnitude + 1) is a cancellation of huge terms. A correct fp32 sum in another
-# order than the golden's is off by about an ulp of the largest term there (found by exploring:
-# +FLT_MAX/3 - FLT_MAX/3 with 3.59/3 between them gave 0, the golden 1.198). Ordinary gradients
-# (|g| <= 5, windows of a few dozen elements) stay far below it.
-CANCEL_LIMIT = 2.0 ** 10
 # What a correct fp32 sum in a free order may be off by, in ulps of its terms' magnitudes (a few
 # dozen terms: about their square root, times 1/2, with room; see beyond_resolution)
 RESOLUTION_ULPS = 8
@@ -151,19 +145,13 @@ class Oracle:
             return ex, f"the golden has no result for this call: {e}"
         if env.standard not in RELATIVE_STANDARDS and not env.overflowing and not resolution_bounded(env.standard, env.dtype):
             return ex, ""
-        # every backward is linear in its incoming gradients: with their finite magnitudes, the golden
-        # sums the magnitudes of each element's terms
-        grads = [p.name for p in self.facts.op.tensor_params
-                 if not p.output and p.dtype == "data" and p.name != self.facts.op.output_like]
-        magnitudes = {g: torch.nan_to_num(prepared[g].double().abs(), nan=0.0, posinf=0.0) for g in grads}
-        bound = module.golden({**prepared, **magnitudes}, attrs)
-        largest = torch.finfo(prepared[grads[0]].dtype).max if grads else math.inf
-        if env.overflowing and any(bool((b.double() > largest).any()) for b in bound.values()):
-            return ex, ("an element sums gradients past the dtype's largest value: its result depends on the "
-                        "order of the additions (spec C), which no golden can say")
-        if env.overflowing and not all(_bounded(bound[name], expected[name], CANCEL_LIMIT, 1.0) for name in expected):
-            return ex, ("gradients near the dtype's largest value cancel at an element: a kernel that adds a small "
-                        "term between them loses it, in an order spec C leaves free, which no golden can say")
+        grads = self.facts.op.incoming_gradients
+        bound = sums.term_bounds(module, prepared, attrs, grads)
+        if env.overflowing:
+            largest = torch.finfo(prepared[grads[0]].dtype).max if grads else math.inf
+            why = sums.order_dependence(expected, bound, largest)
+            if why:
+                return ex, why
         if env.standard not in RELATIVE_STANDARDS or all(_bounded(bound[name], expected[name]) for name in expected):
             return ex, beyond_resolution(env.standard, env.dtype, expected, bound)
         plain = self.facts.plain_standard
@@ -238,11 +226,9 @@ def beyond_resolution(standard: str, dtype: str, expected: dict[str, torch.Tenso
     return ""
 
 
-def _bounded(terms: torch.Tensor, result: torch.Tensor, limit: float = CONDITION_LIMIT, eps: float = RE_EPS) -> bool:
-    """Every finite element's terms bounded by `limit` times its own magnitude (plus `eps`)."""
-    a, g = terms.double().abs(), result.double().abs()
-    ok = (a <= limit * (g + eps)) | ~torch.isfinite(a) | ~torch.isfinite(g)
-    return bool(ok.all())
+def _bounded(terms: torch.Tensor, result: torch.Tensor) -> bool:
+    """Every finite element well conditioned for a relative standard (CONDITION_LIMIT)."""
+    return sums.bounded(terms, result, CONDITION_LIMIT, RE_EPS)
 
 
 def elements(shape) -> int:

@@ -132,6 +132,11 @@ class OpSpec:
         return tuple(p for p in self.params if p.type == "tensor")
 
     @property
+    def incoming_gradients(self) -> list[str]:
+        """The data inputs other than the forward's input: the gradients the backward is linear in."""
+        return [p.name for p in self.tensor_params if not p.output and p.dtype == "data" and p.name != self.output_like]
+
+    @property
     def attr_params(self) -> tuple[Param, ...]:
         """Every attribute a case sets: API scalars/arrays, then input-only attributes."""
         return tuple(p for p in self.params if p.type != "tensor") + self.input_attrs
