@@ -18,7 +18,9 @@ FLT_MAX = torch.finfo(torch.float32).max
 
 def test_no_case_asserts_a_sum_whose_order_is_free(loaded):
     found = order_free.gaps(loaded)
-    assert not found, "cases whose golden depends on the order of the additions:\n" + "\n".join(map(str, found))
+    assert not found, ("cases whose golden depends on the order of the additions (where windows overlap, give "
+                       "them g_specials_sum_safe instead of g_specials: README, 'The case format in brief'):\n"
+                       + "\n".join(map(str, found)))
 
 
 def test_gradient_extremes_in_overlapping_windows_are_found(loaded):

@@ -46,21 +46,38 @@ def term_bounds(module, prepared: dict[str, torch.Tensor], attrs: dict, grads: l
     return module.golden({**prepared, **magnitudes}, attrs)
 
 
+def _unbounded(terms: torch.Tensor, result: torch.Tensor, limit: float, eps: float) -> torch.Tensor:
+    """Where a finite element's terms exceed `limit` times its own magnitude (plus `eps`)."""
+    a, g = terms.double().abs(), result.double().abs()
+    return (a > limit * (g + eps)) & torch.isfinite(a) & torch.isfinite(g)
+
+
 def bounded(terms: torch.Tensor, result: torch.Tensor, limit: float, eps: float) -> bool:
     """Every finite element's terms bounded by `limit` times its own magnitude (plus `eps`)."""
-    a, g = terms.double().abs(), result.double().abs()
-    ok = (a <= limit * (g + eps)) | ~torch.isfinite(a) | ~torch.isfinite(g)
-    return bool(ok.all())
+    return not bool(_unbounded(terms, result, limit, eps).any())
+
+
+def _where(name: str, mask: torch.Tensor, terms: torch.Tensor, result: torch.Tensor | None = None) -> str:
+    """The first element of `mask`, its terms' magnitude and (given) the golden's value there."""
+    i = int(torch.nonzero(mask.reshape(-1))[0])
+    at = [int(k) for k in torch.unravel_index(torch.tensor(i), mask.shape)] if mask.dim() else []
+    said = f"{name}{at}: its terms' magnitudes sum to {float(terms.reshape(-1)[i]):.6g}"
+    return said if result is None else f"{said}, the golden says {float(result.reshape(-1)[i]):.6g}"
 
 
 def order_dependence(expected: dict[str, torch.Tensor], bound: dict[str, torch.Tensor],
                      largest: float = math.inf) -> str:
     """Why some element of `expected` depends on the order of its additions, or "": its terms
-    could sum past `largest` (the gradients' dtype's), or huge terms cancel there."""
-    if any(bool((b.double() > largest).any()) for b in bound.values()):
-        return ("an element sums gradients past the dtype's largest value: its result depends on the "
-                "order of the additions (spec C), which no golden can say")
-    if not all(bounded(bound[name], expected[name], CANCEL_LIMIT, 1.0) for name in expected):
-        return ("gradients near the dtype's largest value cancel at an element: a kernel that adds a small "
-                "term between them loses it, in an order spec C leaves free, which no golden can say")
+    could sum past `largest` (the accumulator's range, or stricter), or huge terms cancel there."""
+    for name, b in bound.items():
+        past = b.double() > largest
+        if bool(past.any()):
+            return ("an element sums gradients past the dtype's largest value: its result depends on the "
+                    f"order of the additions (spec C), which no golden can say (at {_where(name, past, b)})")
+    for name, g in expected.items():
+        cancel = _unbounded(bound[name], g, CANCEL_LIMIT, 1.0)
+        if bool(cancel.any()):
+            return ("gradients near the dtype's largest value cancel at an element: a kernel that adds a small "
+                    "term between them loses it, in an order spec C leaves free, which no golden can say "
+                    f"(at {_where(name, cancel, bound[name], g)})")
     return ""
