@@ -5,10 +5,13 @@ The library misbehaves through tests/hostile/sitecustomize.py: in xdist worker g
 worker of a pool) the case worker crashes, and every later aclInit there fails or hangs."""
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from collections import Counter
 
-from harness.execution.supervisor import CaseExecutor
+from harness.execution.supervisor import START_SAY_FIRST_S, CaseExecutor
 from harness.operators import load_case_file
 from tests.hostile_lib import hostile_env, use_hostile
 from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, write_cases
@@ -80,3 +83,33 @@ def test_a_hung_start_up_is_a_timeout_within_the_deadline(tmp_path, monkeypatch)
                                        "case waiting for it, at least 10 s)"), record["reason"]
     assert "[hostile] aclInit: waiting for a device that never answers" in record["reason"]
     assert "Current thread" in record["stack"] and "_hang_in_c" in record["stack"], record
+
+
+def test_a_start_up_that_keeps_the_run_waiting_says_so(tmp_path):
+    """The run's first case worker hangs in aclInit. That start-up may take START_TIMEOUT_S (300 s: a
+    real driver's first aclInit can be slow), but not in silence: after START_SAY_FIRST_S the terminal
+    says who is waiting for what, and until when."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    proc = _pytest(tmp_path, "-q", "-n", "0", "--case-workers", "1", env=hostile_env("init_hang@start=1", tmp_path / "state"),
+                   background=True)
+    lines: list[tuple[float, str]] = []
+    started = time.monotonic()
+    reader = threading.Thread(target=lambda: lines.extend((time.monotonic() - started, ln) for ln in proc.stdout),
+                              daemon=True)
+    reader.start()
+    try:
+        while time.monotonic() - started < START_SAY_FIRST_S + 50 and not _said(lines) and proc.poll() is None:
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    said = _said(lines)
+    assert said, "".join(ln for _, ln in lines)[-3000:]
+    at, line = said[0]
+    assert line.strip() == ("case worker main still opening the aclnn backend after 10 s (aclInit, device set-up); "
+                            "it gives up at 300 s"), line
+    assert at >= START_SAY_FIRST_S * 0.95, at
+
+
+def _said(lines: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    return [(at, ln) for at, ln in list(lines) if "still opening" in ln]

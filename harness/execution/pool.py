@@ -17,6 +17,7 @@ an idle worker is an idle device). A worker whose device is lost stops taking ca
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from ..acl.runtime import worker_slot
 from ..judge.outcome import Outcome
@@ -59,13 +60,14 @@ class CasePool:
             for ex in self.executors:
                 ex.share_zygote(self._zygote)
 
-    def start(self) -> dict[str, str]:
+    def start(self, waiting: Callable[[str], None] | None = None) -> dict[str, str]:
         """Open the backend in every worker; the first worker's properties (those of the run).
-        A worker that cannot open its backend is a HarnessConfigError, as with one worker."""
+        A worker that cannot open its backend is a HarnessConfigError, as with one worker;
+        `waiting` hears of a start-up that keeps it waiting (CaseExecutor.start)."""
         self.warm_up()
-        properties = self.executors[0].start()
+        properties = self.executors[0].start(waiting=waiting)
         for ex in self.executors[1:]:
-            ex.start()
+            ex.start(waiting=waiting)
         return properties
 
     def run(self, case, deadline_s: float, ahead=()) -> Outcome:

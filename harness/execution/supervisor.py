@@ -16,6 +16,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..core.errors import HarnessConfigError
 from ..core.status import Status
@@ -29,6 +30,8 @@ from .zygote import Worker, Zygote, malloc_check_env, signal_name
 START_TIMEOUT_S = 300.0      # the first start: building the software CANN on first use can take a while;
                              # a replacement's start-up has the deadline of the case waiting for it,
 START_FLOOR_S = 10.0         # but never less than this: a loaded machine must not pass for a lost device
+# a start-up still waiting is said after this long, then at each interval (no silent minutes in aclInit)
+START_SAY_FIRST_S, START_SAY_EVERY_S = 10.0, 30.0
 
 
 @dataclass
@@ -98,10 +101,12 @@ class CaseExecutor(PostMortem):
         """Fork workers from `zygote`, which its owner (harness/execution/pool.py) closes."""
         self._zygote, self._owns_zygote = zygote, False
 
-    def start(self, timeout_s: float = START_TIMEOUT_S, why: str = "") -> dict[str, str]:
+    def start(self, timeout_s: float = START_TIMEOUT_S, why: str = "",
+              waiting: Callable[[str], None] | None = None) -> dict[str, str]:
         """Start a worker and open the backend in it; its BackendInfo properties. A configuration
         error is a HarnessConfigError with the backend's one line, and so is a start-up that does not
-        answer within `timeout_s` (why: what that deadline is) or dies."""
+        answer within `timeout_s` (why: what that deadline is) or dies. `waiting` is told, in a
+        line, while the start-up keeps it waiting (START_SAY_FIRST_S, then every START_SAY_EVERY_S)."""
         self._starts += 1
         self._log = self._log_dir / f"worker-{self._starts}.log"
         self._hlog = self._log_dir / f"worker-{self._starts}.harness.log"
@@ -125,7 +130,7 @@ class CaseExecutor(PostMortem):
         backend = self.settings["backend"]
         try:
             self._chan.send(("open", self.settings))
-            if not self._chan.ready(timeout_s):
+            if not self._await_start(timeout_s, waiting):
                 self._start_timed_out(timeout_s, why)
             reply = self._chan.recv()
         except ChannelClosed as e:
@@ -138,6 +143,19 @@ class CaseExecutor(PostMortem):
             raise HarnessConfigError(reply[1])
         self.properties = reply[1]
         return self.properties
+
+    def _await_start(self, timeout_s: float, waiting: Callable[[str], None] | None) -> bool:
+        """Has the start-up answered (or died) within `timeout_s`? Says so to `waiting` meanwhile."""
+        waited, step = 0.0, START_SAY_FIRST_S
+        while waited < timeout_s:
+            wait = min(step, timeout_s - waited)
+            if self._chan.ready(wait):
+                return True
+            waited, step = waited + wait, START_SAY_EVERY_S
+            if waiting is not None and waited < timeout_s:
+                waiting(f"case worker {self.label} still opening the {self.settings['backend']} backend after "
+                        f"{waited:.0f} s (aclInit, device set-up); it gives up at {timeout_s:.0f} s")
+        return False
 
     def close(self, abandon: bool = False) -> None:
         """End the worker: it closes the backend (aclFinalize) and exits. abandon: the run was

@@ -10,7 +10,9 @@ at the end, from the journals.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,7 +92,7 @@ class Lifecycle:
         executor = CasePool(self.settings.backend_settings(), "probe" if distributed else "main",
                             1 if distributed else self.settings.case_workers)
         try:
-            properties = executor.start()
+            properties = executor.start(waiting=self._say_waiting)
             resume = self.settings.resume
             directory = Path(resume or self.reporting.report_dir(properties))
             self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args],
@@ -115,6 +117,13 @@ class Lifecycle:
         if self.executor is not None:
             self.executor.set("dump", self.reporting.dump(properties))
         self.controller_journal = journal_mod.Journal(directory, self.run.run_id, "controller")
+
+    def _say_waiting(self, line: str) -> None:
+        """A start-up that keeps the run waiting is said on stderr, past pytest's capture (the run opens
+        in pytest_configure, before the terminal reporter may exist), and flushed: a CI log is a pipe."""
+        capman = self.config.pluginmanager.get_plugin("capturemanager")
+        with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+            print(line, file=sys.stderr, flush=True)
 
     def pytest_configure_node(self, node):
         """xdist: every worker runs in the controller's run (same report dir, run id, backend facts)."""
