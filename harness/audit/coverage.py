@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from . import per_axis, size_limits, traceability
+from . import order_free, per_axis, size_limits, traceability
 from ..core.errors import CaseFileError
 from ..core.families import FAMILIES
 from ..model import LAYOUTS, Case
@@ -123,6 +123,9 @@ def render(loaded: traceability.Loaded) -> str:
     lines += ["", "## Each axis on its own: cases offending on one axis only", "", per_axis.render(loaded)]
     extra = [str(g) for g in size_limits.gaps(loaded) + per_axis.gaps(loaded)]
     lines += ["", "## Size-limit and per-axis gaps", ""] + ([f"- {g}" for g in extra] or ["- none"])
+    order = [str(g) for g in order_free.gaps(loaded)]
+    lines += ["", "## Results that depend on the order of the additions (order_free.py)", ""] + \
+        ([f"- {g}" for g in order] or ["- none"])
     return "\n".join(lines) + "\n"
 
 
@@ -152,7 +155,7 @@ def main(argv=None) -> int:
     else:
         sys.stdout.write(text)
     missing = (gaps(loaded) + traceability.gaps(loaded, families=FAMILIES) + size_limits.gaps(loaded)
-               + per_axis.gaps(loaded))
+               + per_axis.gaps(loaded) + order_free.gaps(loaded))
     if missing:
         print(f"{len(missing)} coverage gap(s); see the report", file=sys.stderr)
     return 1 if missing else 0
