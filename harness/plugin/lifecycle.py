@@ -10,7 +10,6 @@ at the end, from the journals.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ from ..reporting import records as rec_mod
 from ..reporting.run import RunReporting
 from . import arguments, takeover
 from .collection import runs_cases
+from .output import past_capture
 from .options import Settings
 from .runinfo import RUN, RunInfo
 
@@ -121,8 +121,7 @@ class Lifecycle:
     def _say_waiting(self, line: str) -> None:
         """A start-up that keeps the run waiting is said on stderr, past pytest's capture (the run opens
         in pytest_configure, before the terminal reporter may exist), and flushed: a CI log is a pipe."""
-        capman = self.config.pluginmanager.get_plugin("capturemanager")
-        with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+        with past_capture(self.config):
             print(line, file=sys.stderr, flush=True)
 
     def pytest_configure_node(self, node):

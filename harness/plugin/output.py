@@ -3,12 +3,20 @@ target (SIMULATED or HARDWARE, library, SoC), what a resumed run will redo, and 
 (failures with their repro lines, the per-operator table, the gate's verdict, where the reports are)."""
 from __future__ import annotations
 
+import contextlib
 
 from .. import backends
 from ..backends.base import banner
 from ..target import discovery
 from . import private_api
 from .collection import runs_cases
+
+
+def past_capture(config):
+    """A context in which what is written reaches the terminal while pytest captures output (a case
+    running in a pool's worker, pytest_configure)."""
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
 
 
 class Output:

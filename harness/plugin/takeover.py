@@ -12,13 +12,13 @@ Cases are MISSING only when no worker is left to run them.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
 import pytest
 
 from ..execution import journal as journal_mod
+from .output import past_capture
 
 EXIT_DEVICE_LOST = 75         # the xdist worker's exit status when it leaves (EX_TEMPFAIL: others may go on)
 
@@ -63,11 +63,10 @@ class Takeover:
             return
         self.lost[who] = reason
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
-        capman = self.config.pluginmanager.get_plugin("capturemanager")
         if tr is None:
             return
         # said while a case runs (a pool's worker), where pytest captures the output: past the capture
-        with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+        with past_capture(self.config):
             tr.write_line("")
             tr.write_line(f"DEVICE LOST: {who} stops taking cases ({reason}); {then}"[:1000], red=True, bold=True)
 
