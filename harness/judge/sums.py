@@ -16,11 +16,9 @@ element. The golden of the terms' magnitudes bounds each element's terms (term_b
 """
 from __future__ import annotations
 
-import math
-
 import torch
 
-from ..model.distributions import Distribution
+from ..model.distributions import EXTREMES, Distribution
 
 # What the kernels add in: fp32 for every data dtype (spec C of each op: fp16/bf16 gradients are
 # cast to fp32 before they are accumulated, and cast back once). A sum of fp16 terms past fp16's
@@ -36,7 +34,7 @@ def may_hold_extremes(values: Distribution, standard: str) -> bool:
     """Can these values put +-FLT_MAX into a tensor whose sums the standard judges? (A gather held
     bit-exact sums nothing.)"""
     dists = (values,) + tuple(values.per_tensor.values())
-    return standard != "bit_exact" and any({"max", "min"} & set(d.special_values) for d in dists)
+    return standard != "bit_exact" and any(EXTREMES & set(d.special_values) for d in dists)
 
 
 def term_bounds(module, prepared: dict[str, torch.Tensor], attrs: dict, grads: list[str]) -> dict[str, torch.Tensor]:
@@ -66,7 +64,7 @@ def _where(name: str, mask: torch.Tensor, terms: torch.Tensor, result: torch.Ten
 
 
 def order_dependence(expected: dict[str, torch.Tensor], bound: dict[str, torch.Tensor],
-                     largest: float = math.inf) -> str:
+                     largest: float = torch.finfo(ACCUMULATOR).max) -> str:
     """Why some element of `expected` depends on the order of its additions, or "": its terms
     could sum past `largest` (the accumulator's range, or stricter), or huge terms cancel there."""
     for name, b in bound.items():
