@@ -106,26 +106,29 @@ def counts(loaded: traceability.Loaded) -> Counter:
     return out
 
 
-def render(loaded: traceability.Loaded) -> str:
+def found(loaded: traceability.Loaded) -> dict[str, list]:
+    """Every gate's gaps, computed once for the report and the exit status."""
+    return {"coverage": gaps(loaded), "traceability": traceability.gaps(loaded, families=FAMILIES),
+            "limits": size_limits.gaps(loaded) + per_axis.gaps(loaded), "order": order_free.gaps(loaded)}
+
+
+def render(loaded: traceability.Loaded, gaps_found: dict[str, list]) -> str:
     lines = ["# Coverage of the default tier", "",
              "Valid cases expecting success, by operator, family, dtype, memory layouts (of any tensor) "
              "and value distribution.", "",
              "| operator | family | dtype | layouts | values | cases |", "|---|---|---|---|---|---|"]
     for (op, fam, dt, lay, val), n in sorted(counts(loaded).items()):
         lines.append(f"| {op} | {fam} | {dt} | {lay} | {val} | {n} |")
-    missing = gaps(loaded)
-    lines += ["", "## Coverage gaps", ""] + ([f"- {g}" for g in missing] or ["- none"])
+    lines += ["", "## Coverage gaps", ""] + ([f"- {g}" for g in gaps_found["coverage"]] or ["- none"])
     lines += ["", "## Exemptions", ""] + [f"- {op.name} {e.family} {e.dtype} {e.requirement}: {e.why}"
                                           for op, _ in loaded for e in op.coverage_exemptions]
     lines += ["", traceability.render(loaded, FAMILIES)]
     lines += ["", "## Size limits (section B): real-sized cases over and at each limit", "",
               size_limits.render(loaded)]
     lines += ["", "## Each axis on its own: cases offending on one axis only", "", per_axis.render(loaded)]
-    extra = [str(g) for g in size_limits.gaps(loaded) + per_axis.gaps(loaded)]
-    lines += ["", "## Size-limit and per-axis gaps", ""] + ([f"- {g}" for g in extra] or ["- none"])
-    order = [str(g) for g in order_free.gaps(loaded)]
+    lines += ["", "## Size-limit and per-axis gaps", ""] + ([f"- {g}" for g in gaps_found["limits"]] or ["- none"])
     lines += ["", "## Results that depend on the order of the additions (order_free.py)", ""] + \
-        ([f"- {g}" for g in order] or ["- none"])
+        ([f"- {g}" for g in gaps_found["order"]] or ["- none"])
     return "\n".join(lines) + "\n"
 
 
@@ -149,13 +152,13 @@ def main(argv=None) -> int:
     except CaseFileError as e:          # one line naming the file, group and field, as a run says it
         print(f"error: {e}", file=sys.stderr)
         return 2
-    text = render(loaded)
+    gaps_found = found(loaded)
+    text = render(loaded, gaps_found)
     if args.out:
         Path(args.out).write_text(text)
     else:
         sys.stdout.write(text)
-    missing = (gaps(loaded) + traceability.gaps(loaded, families=FAMILIES) + size_limits.gaps(loaded)
-               + per_axis.gaps(loaded) + order_free.gaps(loaded))
+    missing = [g for listed in gaps_found.values() for g in listed]
     if missing:
         print(f"{len(missing)} coverage gap(s); see the report", file=sys.stderr)
     return 1 if missing else 0
