@@ -15,7 +15,7 @@ from harness.execution import oom
 from harness.execution.supervisor import CaseExecutor
 from harness.operators import load_case_file
 from tests.hostile_lib import alive, hostile_env, use_hostile
-from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, write_cases
+from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, run_each, write_cases
 from tests.test_robust import _pytest, _records
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,13 +40,8 @@ def test_a_sigkilled_worker_says_whether_the_oom_killer_took_it(tmp_path, monkey
     monkeypatch.setattr(oom, "counter_files", lambda pid: [counter])
     regular, crashing = _crashing(tmp_path)
     use_hostile(monkeypatch, f"{action}@numel={F289}", tmp_path / "state", HOSTILE_OOM_FILE=counter)
-    executor = CaseExecutor(EXECUTOR_SETTINGS)
-    try:
-        executor.start()
-        assert flat(executor.run(regular, 60))["status"] == "PASS"
-        record = flat(executor.run(crashing, 60))
-    finally:
-        executor.close()
+    first, record = run_each((regular, 60), (crashing, 60))
+    assert first["status"] == "PASS", first
     assert record["status"] == "CRASH" and record["signal"] == "SIGKILL", record
     assert says.format(file=counter) in record["reason"], record["reason"]
     assert record["oom"] in record["reason"]
