@@ -65,6 +65,19 @@ class ImplDeviation:
 
 
 @dataclass(frozen=True)
+class DocDeviation:
+    """Where the public aclnn documentation allows what the real code refuses (or the reverse): the
+    cases follow the code (spec README policy 1), and this entry says what the doc claims, what the
+    code does with its status, and which case groups or scenarios (`group` or `group[scenario]` of
+    the op's case file) show it. tests/test_labels.py holds the names to the case file."""
+    name: str
+    doc: str                           # the documented claim, with its place in the doc
+    code: str                          # what the real code does instead, with the status
+    families: tuple[str, ...]
+    cases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class OpInfo:
     # (random.Random) -> (p, tags): a random valid configuration and the features it exercises
     gen_config: Callable
@@ -93,6 +106,8 @@ class OpInfo:
     # themselves (spec C "Determinism"), or None: such a call has no batch-slice check at
     # --determinism-level 3 (harness/judge/batch_slice.py). None here: deterministic everywhere.
     order_varies: Callable | None = None
+    # the documentation's claims the real code contradicts (l0_format_rules.md section 3: labels)
+    doc_deviations: tuple[DocDeviation, ...] = ()
 
 
 # ------------------------------------------------------------------ shared by the max pools
@@ -225,11 +240,12 @@ def empty_grad_unwritten(spec: str, why: str) -> ImplDeviation:
                          no_case=f"no documented result to assert: {why}")
 
 
-def max_pool_info(nsp, golden_fn, reference, rank_tags, examples, deviations=(), model=None) -> OpInfo:
+def max_pool_info(nsp, golden_fn, reference, rank_tags, examples, deviations=(), model=None,
+                  doc_deviations=()) -> OpInfo:
     """OpInfo of the windowed n-D max pools: everything but the reference, examples and phase-1
     model is shared."""
     return scatter_op_info(golden_fn, gen_config=lambda rng: gen_max_pool(rng, nsp),
                            required_tags=MAX_POOL_TAGS | frozenset(rank_tags), reference=reference,
                            autograd=max_pool_autograd(nsp), forward=max_pool_checked_forward(nsp),
                            examples=tuple(examples), deviations=(SCATTER_LAST_WRITER_WINS,) + tuple(deviations),
-                           model=model)
+                           model=model, doc_deviations=tuple(doc_deviations))

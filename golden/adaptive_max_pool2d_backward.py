@@ -157,6 +157,11 @@ INFO = _opinfo.scatter_op_info(
     golden, gen_config=_gen_config, reference=_reference_loop, autograd=_autograd, forward=_forward,
     required_tags=frozenset({"rank3", "rank4", "divisible", "non-divisible", "output>input"}),
     examples=(_repo_example, _empty_self_any_output_size) + EXAMPLES,     # EXAMPLES: the phase-1 model where no case reaches
+    doc_deviations=(_opinfo.DocDeviation(
+        "nd_3d_refused", "ND is the only format, at ranks 3 and 4 (aclnnAdaptiveMaxPool2dBackward.md:95,105,115,125)",
+        "a 3-D ND gradInput is refused by the final copy of the NCL-labelled result: 561103 (L0.R2); 3-D "
+        "works only with NCL, the label callers pass (l0_format_rules.md 2.1, measured)",
+        _opinfo.A2A3 + ("ascend950",), ("l0_labels[L0.R2-3d-ND]",)),),
     deviations=(
         _opinfo.ImplDeviation(
             "dtype_accumulation_950", "C (Accumulation), F", ("ascend950",),

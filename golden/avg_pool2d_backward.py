@@ -243,6 +243,25 @@ def _ceil_mode_pool_size_matches_spec():
 
 INFO = _opinfo.OpInfo(
     model=MODEL,
+    doc_deviations=(
+        _opinfo.DocDeviation(
+            "nchw_3d_grad_input_refused", "NCHW or NCL at ranks 3-4, not tied to the rank "
+            "(aclnnAvgPool2dBackward.md:105,115,197)",
+            "a 3-D gradInput labelled NCHW is refused by the final copy of the NCL-labelled result, with each "
+            "path's status: 161002 cube (L0.R2.cube), 561000 on 950's AvgPoolV2Grad (L0.R2.v2), 561103 global "
+            "(L0.R2.global); 910B/910_93's AvgPool3DGrad copies an ND result and takes it (l0_format_rules.md 2.4)",
+            _opinfo.ALL_FAMILIES + ("ascend310b",),
+            ("l0_labels[L0.R2.cube-gradInput-NCHW-3d]", "l0_labels[L0.R2.v2-gradInput-NCHW-3d]",
+             "l0_labels[L0.R2.global-gradInput-NCHW-3d]", "l0_accepted")),
+        _opinfo.DocDeviation(
+            "self_format_not_compared", "self and gradInput of different dtype or format -> 161002 "
+            "(aclnnAvgPool2dBackward.md:286)",
+            "no L2 check compares them: a 3-D self labelled NCHW beside NCL tensors passes everywhere (0); a 4-D "
+            "self labelled NCL is refused only by the cube path's TransData, 161002 (L0.R3.cube), and passes "
+            "on 950's AvgPoolV2Grad and 910B/910_93's AvgPool3DGrad (l0_format_rules.md 2.4, measured)",
+            _opinfo.ALL_FAMILIES + ("ascend310b",),
+            ("l0_self_nchw_3d", "l0_self_nchw_3d_cube", "l0_self_ncl_4d", "bad_params[L0.R3.cube-self-NCL-4d]",
+             "l0_labels[L0.R3.cube-self-NCL-4d-legacy]"))),
     gen_config=_gen_config,
     required_tags=frozenset({"rank3", "rank4", "ceil=True", "ceil=False", "cip=True", "cip=False", "div=0",
                              "div>0", "div<0", "overlap", "gaps", "padding", "ceil changes shape"}),

@@ -69,4 +69,9 @@ INFO = _opinfo.max_pool_info(
         "nhwc_read_as_nchw_a2a3", "G.4", _opinfo.A2A3,
         "NHWC passes the A2/A3 API checks, but the A2/A3 kernel reads the memory as NCHW",
         no_case="the spec calls the result undefined (policy 2); NHWC cases run on 950 only"),),
-    model=MODEL)
+    model=MODEL,
+    doc_deviations=(_opinfo.DocDeviation(
+        "nchw_nhwc_3d_refused", "ND, NCHW and NHWC at ranks 3-4 (aclnnMaxPool2dWithIndicesBackward.md:107,117,127,187; "
+        "950: :215)", "a 3-D NCHW or NHWC gradInput is refused when the result is relabelled: 561103 (L0.R1) on "
+        "910B, 910_93 and 950; 3-D ND and NCL pass (l0_format_rules.md 2.2, measured)",
+        _opinfo.A2A3 + ("ascend950",), ("l0_labels[L0.R1-3d-NCHW]", "l0_labels[L0.R1-3d-NHWC]")),))

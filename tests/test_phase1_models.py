@@ -118,8 +118,10 @@ def test_a_changed_status_is_caught(name):
 
 # ------------------------------------------------------------------ order pins
 # An order-pin scenario names the two checks it breaks at once: "<A>-before-<B>" (or "<B>-after-<A>"),
-# A being the one the spec's code order runs first and the case expects.
-_PIN = re.compile(r"\[(B\d+[a-z]?(?:\.\d+)?)\b.*?-(before|after)-(B\d+[a-z]?(?:\.\d+)?)")
+# A being the one the spec's code order runs first and the case expects. A check id is a section-B
+# one (B8, B26a, B1.14) or a generic L0 label rule (L0.R1, L0.R1.inputs, L0.R2.cube).
+_ID = r"(?:B\d+[a-z]?(?:\.\d+)?|L0\.R\d+(?:\.[a-z]\w*)?)"
+_PIN = re.compile(rf"\[({_ID})\b.*?-(before|after)-({_ID})")
 
 
 def _pins(name: str):

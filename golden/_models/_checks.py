@@ -98,6 +98,11 @@ def invalid_if(rule_id: str, fails: Callable[[Call, str], bool]) -> Rule:
     return rule(rule_id, lambda call, family: INVALID if fails(call, family) else None)
 
 
+def inner_nullptr_if(rule_id: str, fails: Callable[[Call, str], bool]) -> Rule:
+    """561103 when `fails(call, family)`: an L0 step that returns nullptr (l0_format_rules.md)."""
+    return rule(rule_id, lambda call, family: INNER_NULLPTR if fails(call, family) else None)
+
+
 def not_null(rule_id: str, *names: str) -> Rule:
     """161001 when any of the named tensors or arrays is NULL (checked in the order given)."""
     return rule(rule_id, lambda call, family: NULLPTR if any(is_null(call, n) for n in names) else None)

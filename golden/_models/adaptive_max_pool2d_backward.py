@@ -6,10 +6,13 @@ internal nullptrs (no argument reaches them), #17 the result shape (#7 already f
 Row #16 is modelled from the tiling checks the spec lists: unlike the max pools' wrappers,
 AdaptiveMaxPool3DGrad's returns nullptr when its launcher fails, so a tiling rejection is
 561103 in phase 1 (the spec marks this an inference to verify on hardware).
+After #16 come the generic L0 label rules (l0_format_rules.md 2.1): the 4-D result is relabelled
+with gradOutput's label (R1), and a 3-D result, relabelled NCL, is copied into gradInput (R2).
 """
 from __future__ import annotations
 
 from .._phase1 import INNER_NULLPTR, INVALID, Call, Phase1, Phase1Model
+from ._l0 import caller_label, reformat_refuses, viewcopy_refuses
 from ._checks import (INT32_MAX, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, no_private_format,
                       not_null, out_pointers_written, rank_in, rule, same_dtype, same_format, success_if_empty,
                       tensor)
@@ -74,7 +77,26 @@ def _adaptive_tiling(call, family):
     xd, gd = _as_4d(x.dims), _as_4d(grad.dims)
     if not _routes_to_adaptive_kernel(family, xd, gd):
         return None
+    if any(d < 0 for d in xd + gd):
+        # no check of the API refuses a negative view dim: what the launcher's shape arithmetic makes
+        # of it has no documented result (found by ./run explore drawing gradOutput and indices alike)
+        return UNDEFINED
     return INNER_NULLPTR if 0 in xd or xd[:2] != gd[:2] else None
+
+
+def _result_relabel(call, family):
+    """L0.R1 (A2D:184-187): a 4-D result is squeezed from 5-D and relabelled with gradOutput's
+    label; a label of another fixed rank (NCL, NCDHW, ...) is refused. A 3-D input was relabelled
+    NCHW on the way in, which fits."""
+    grad = tensor(call, "gradOutput")
+    return INNER_NULLPTR if grad.rank == 4 and reformat_refuses(grad.format, 4) else None
+
+
+def _copy_into_grad_input(call, family):
+    """L0.R2 (A2D:189-194): a 3-D result is relabelled NCL (A2D:103-117), and the final ViewCopy
+    refuses a gradInput labelled anything else, ND included (the doc's only label)."""
+    out = tensor(call, "gradInput")
+    return INNER_NULLPTR if out.rank == 3 and viewcopy_refuses("NCL", out.format) else None
 
 
 MODEL = Phase1Model((
@@ -91,15 +113,18 @@ MODEL = Phase1Model((
     invalid_if("B11", _plane_over_int32),
     success_if_empty("B12", "gradOutput", "self", "indices"),
     rule("B16", _adaptive_tiling),
+    rule("L0.R1", _result_relabel),
+    rule("L0.R2", _copy_into_grad_input),
     out_pointers_written("out-pointers"),
 ))
 
 
 # ------------------------------------------------------------------ what no case file reaches
 
-def _call(self_dims, grad_dims, null_out=frozenset(), dtype="float32"):
-    grad, x = contiguous(grad_dims, dtype, "ND"), contiguous(self_dims, dtype, "ND")
-    return Call({"gradOutput": grad, "self": x, "indices": contiguous(grad_dims, "int32", "ND"), "gradInput": x},
+def _call(self_dims, grad_dims, null_out=frozenset(), dtype="float32", fmt=None):
+    fmt = fmt or caller_label(len(self_dims))
+    grad, x = contiguous(grad_dims, dtype, fmt), contiguous(self_dims, dtype, fmt)
+    return Call({"gradOutput": grad, "self": x, "indices": contiguous(grad_dims, "int32", fmt), "gradInput": x},
                 {}, frozenset(null_out))
 
 
@@ -125,4 +150,18 @@ def _null_out_pointers():
     assert MODEL(bad, "ascend950") == Phase1(INVALID, "B4")
 
 
-EXAMPLES = (_tiling_rejection_by_route, _null_out_pointers)
+def _labels_by_rank():
+    """l0_format_rules.md 2.1: 3-D works only with NCL (the doc's ND is refused: a doc-vs-code
+    deviation), 4-D with any label of rank 4 or none; a tiling rejection (#16) comes first."""
+    for dims, grad, fmt, want in (((3, 9, 9), (3, 4, 4), "NCL", Phase1(0)),
+                                  ((3, 9, 9), (3, 4, 4), "ND", Phase1(INNER_NULLPTR, "L0.R2")),
+                                  ((3, 9, 9), (3, 4, 4), "NCHW", Phase1(INNER_NULLPTR, "L0.R2")),
+                                  ((2, 3, 9, 9), (2, 3, 4, 4), "ND", Phase1(0)),
+                                  ((2, 3, 9, 9), (2, 3, 4, 4), "NHWC", Phase1(0)),
+                                  ((2, 3, 9, 9), (2, 3, 4, 4), "NCL", Phase1(INNER_NULLPTR, "L0.R1")),
+                                  ((2, 3, 9, 9), (2, 4, 4, 4), "NCL", Phase1(INNER_NULLPTR, "B16"))):
+        for family in ("ascend910b", "ascend910_93", "ascend950"):
+            assert MODEL(_call(dims, grad, fmt=fmt), family) == want, (dims, fmt, family)
+
+
+EXAMPLES = (_tiling_rejection_by_route, _null_out_pointers, _labels_by_rank)

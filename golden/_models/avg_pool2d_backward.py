@@ -10,11 +10,22 @@ the 950 non-global path (B2.3) and the 910B/910_93 3-D path (B3.3); a NULL works
 executor, which this op never checks (G.14) and writes through whenever it returns success; and
 arithmetic the code does in int64 that overflows (2*pad in B1.14, a shape size in B1.18, the
 pooling formula in B2.4).
+
+After the checks of its path come the generic L0 label rules (l0_format_rules.md 2.4), whose
+status depends on the path the call took: L0.R3.cube (TransData of a 4-D self labelled NCL on the
+cube path, 161002), then the final copy of a 3-D result, relabelled NCL, into a gradInput labelled
+otherwise: L0.R2.cube (161002), L0.R2.global (561103), L0.R2.v2 (950's AvgPoolV2Grad, 561000);
+the 910B/910_93 AvgPool3DGrad path copies an ND result and refuses nothing. The path rules
+therefore no longer end the model with a success: each passes (None) where its path goes on.
 """
 from __future__ import annotations
 
-from golden._phase1 import (INNER_NULLPTR, INT64, INVALID, NULLPTR, PASSED, SUCCESS, UNDEFINED, Call, Phase1,
+from golden._phase1 import (INNER_NULLPTR, INT64, INVALID, NULLPTR, SUCCESS, UNDEFINED, Call, Phase1,
                             Phase1Model, Rule, TensorDesc, int64_product)
+
+from ._l0 import reformat_refuses
+
+INNER = 561000                            # ACLNN_ERR_INNER: what 950's HandleGradInput returns
 
 TENSORS = ("gradOutput", "self", "gradInput")
 FORMATS = ("NCHW", "NCL")
@@ -78,10 +89,10 @@ def _hw(call: Call, name: str) -> tuple[int, int] | None:
     return None if t is None or t.rank < 2 else tuple(t.dims[-2:])
 
 
-def _success(call: Call, early: bool = False) -> int | str:
-    """Every success writes *workspaceSize and *executor, which this op never null-checks (G.14).
-    early: the empty-input return (workspace 0, nothing launched), else the end of a path."""
-    return UNDEFINED if call.null_out else (SUCCESS if early else PASSED)
+def _success(call: Call) -> int:
+    """The empty-input return writes *workspaceSize and *executor, which this op never
+    null-checks (G.14)."""
+    return UNDEFINED if call.null_out else SUCCESS
 
 
 # ------------------------------------------------------------------ B.1 CheckParams (every SoC)
@@ -202,7 +213,7 @@ def empty_returns_success(call, family, scratch):
     if None in sizes:
         return UNDEFINED
     if 0 in sizes:
-        return _success(call, early=True)
+        return _success(call)
 
 
 # ------------------------------------------------------------------ shared by B.2 and B.3
@@ -224,13 +235,14 @@ def _array_data_invalid(kernel, stride, padding) -> bool:
 # ------------------------------------------------------------------ B.2 the 950 path
 
 def regbase_global_path(call, family, scratch):
-    if family in REGBASE and _is_global(call):
-        return _success(call)
+    # the global path's graph build fails only on allocation (untestable); the path goes on to
+    # the L0 rules, which read it from the call (_path)
+    return None
 
 
 def regbase_array_data(call, family, scratch):
     # on the raw arrays: the kernel/padding length rule is skipped on regbase (AP:70-74)
-    if family not in REGBASE:
+    if family not in REGBASE or _is_global(call):
         return None
     if call.attrs.get("stride") is None:     # dereferenced here (G.2)
         return UNDEFINED
@@ -251,7 +263,7 @@ def _pool_size(size: int, k: int, s: int, p: int, ceil: bool) -> int | None:
 def regbase_tiling(call, family, scratch):
     # AvgPoolV2Grad's tiling (its other checks repeat B.1): self N, C == gradOutput's and
     # gradOutput H, W == the pooling formula; a failed launcher gives a nullptr (561103)
-    if family not in REGBASE:
+    if family not in REGBASE or _is_global(call):
         return None
     grad, self_ = call.tensors.get("gradOutput"), call.tensors.get("self")
     kernel, stride, padding = _kernel(call), _stride(call), _padding(call)
@@ -263,21 +275,21 @@ def regbase_tiling(call, family, scratch):
         return UNDEFINED
     if tuple(grad.dims[:-2]) != tuple(self_.dims[:-2]) or tuple(grad.dims[-2:]) != want:
         return INNER_NULLPTR
-    return _success(call)
+    return None
 
 
 # ------------------------------------------------------------------ B.3 every other SoC
 
 def legacy_global_path(call, family, scratch):
-    if family not in REGBASE and _is_global(call):
-        return _success(call)
+    # as B2.2: nothing an argument reaches; the path goes on to the L0 rules
+    return None
 
 
 def legacy_cube_only(call, family, scratch):
     # 910, 310P, 310B (and any SoC that is neither A2/A3 nor regbase): the cube path or nothing
-    if family in REGBASE + A2A3:
+    if family in REGBASE + A2A3 or _is_global(call):
         return None
-    return _success(call) if abs(_divisor(call)) <= CUBE_DIVISOR else INVALID
+    return None if abs(_divisor(call)) <= CUBE_DIVISOR else INVALID
 
 
 def _cube_supported_a2a3(call: Call) -> bool:
@@ -299,17 +311,77 @@ def _takes_cube_a2a3(call: Call) -> bool:
 def a2a3_cube_or_3d(call, family, scratch):
     # any failure of either graph build is 161002 (AP:1100, 1111, 1124); the 3-D path's only
     # argument-driven one is CheckArrayDataAvgPoolBackWard on (1,kH,kW), (1,sH,sW), (0,pH,pW)
-    grad, hw = call.tensors.get("gradOutput"), _hw(call, "self")
-    if family not in A2A3 or grad is None or grad.rank < 3 or not hw or min(hw) <= 0 or not _kernel(call):
+    if family not in A2A3 or _is_global(call) or _a2a3_path(call) != "3d":
         return None
-    if _takes_cube_a2a3(call):
-        return _success(call)
     if call.attrs.get("stride") is None:     # FillIntArray dereferences it (G.2)
         return UNDEFINED
     kernel, stride, padding = _kernel(call), _stride(call), _padding(call)
     if stride and padding and _array_data_invalid((1,) + kernel, (1,) + stride, (0,) + padding):
         return INVALID
-    return _success(call)
+    return None
+
+
+def _a2a3_path(call: Call) -> str | None:
+    """910B/910_93 off the global path: 'cube' or '3d', None where the call cannot say (a rule
+    before this one refuses such a call)."""
+    grad, hw = call.tensors.get("gradOutput"), _hw(call, "self")
+    if grad is None or grad.rank < 3 or not hw or min(hw) <= 0 or not _kernel(call):
+        return None
+    return "cube" if _takes_cube_a2a3(call) else "3d"
+
+
+def _path(call: Call, family: str) -> str | None:
+    """The code path a call that passed B.1 takes (ops/avg_pool2d_backward.md B.2, B.3):
+    'global', 'v2' (950 AvgPoolV2Grad), 'cube' or '3d' (910B/910_93 AvgPool3DGrad)."""
+    if _is_global(call):
+        return "global"
+    if family in REGBASE:
+        return "v2"
+    if family in A2A3:
+        return _a2a3_path(call)
+    return "cube"
+
+
+# ------------------------------------------------------------------ the L0 label rules (l0_format_rules.md 2.4)
+# Only two label situations get past B1.4/B1.5: a 3-D gradInput labelled NCHW (the 3-D result is
+# relabelled NCL before the final copy) and a 4-D self labelled NCL (TransData on the cube path).
+
+def _grad_input_not_ncl_3d(call: Call) -> bool:
+    out = call.tensors.get("gradInput")
+    return out is not None and out.rank == 3 and reformat_refuses(out.format, 3)
+
+
+def cube_transdata_self(call, family, scratch):
+    # AP:939-940: self (after an optional Cast that keeps its label) goes to NC1HWC0; a 4-D self
+    # labelled NCL fails the storage-rank check (TD:285-295), and the cube builder's 561103
+    # becomes the caller's 161002 (AP:1100/1111)
+    x = call.tensors.get("self")
+    if _path(call, family) == "cube" and x is not None and x.rank == 4 and reformat_refuses(x.format, 4):
+        return INVALID
+
+
+def cube_copy_grad_input(call, family, scratch):
+    # HandleGradInput (AP:968, 817-829) -> 161001, returned by the cube caller as 161002
+    if _path(call, family) == "cube" and _grad_input_not_ncl_3d(call):
+        return INVALID
+
+
+def global_copy_grad_input(call, family, scratch):
+    # Div's ND result relabelled NCL for 3-D (AP:1018-1066); the copy's failure is 561103
+    # (AP:1080 non-950, AP:1187 950)
+    if _path(call, family) == "global" and _grad_input_not_ncl_3d(call):
+        return INNER_NULLPTR
+
+
+def regbase_copy_grad_input(call, family, scratch):
+    # AvgPoolV2Grad's NCHW result relabelled NCL for 3-D, then copied (AP:1205-1206): 561000
+    if _path(call, family) == "v2" and _grad_input_not_ncl_3d(call):
+        return INNER
+
+
+def out_pointers(call, family, scratch):
+    # the end of every path writes *workspaceSize and *executor, never null-checked (G.14)
+    return UNDEFINED if call.null_out else None
 
 
 MODEL = Phase1Model((
@@ -336,6 +408,11 @@ MODEL = Phase1Model((
     Rule("B3.1", legacy_global_path),
     Rule("B3.2", legacy_cube_only),
     Rule("B3.3", a2a3_cube_or_3d),
+    Rule("L0.R3.cube", cube_transdata_self),
+    Rule("L0.R2.cube", cube_copy_grad_input),
+    Rule("L0.R2.global", global_copy_grad_input),
+    Rule("L0.R2.v2", regbase_copy_grad_input),
+    Rule("out-pointers", out_pointers),
 ))
 
 
@@ -363,10 +440,33 @@ def null_stride_is_undefined_where_dereferenced():
     assert MODEL(_call(stride=None), "ascend910") == Phase1(SUCCESS)
 
 
+def labels_decide_by_path():
+    # l0_format_rules.md 2.4: (a) a 3-D gradInput labelled NCHW, (b) a 4-D self labelled NCL
+    def call(self_dims, grad_dims, self_fmt, out_fmt, count_include_pad=False, kernel=(3, 3), padding=(1, 1)):
+        def t(dims, fmt):
+            return TensorDesc(tuple(dims), "float32", fmt, tuple(1 for _ in dims))
+        grad_fmt = "NCHW" if len(grad_dims) == 4 else "NCL"
+        attrs = {"kernelSize": kernel, "stride": (2, 2), "padding": padding, "ceilMode": False,
+                 "countIncludePad": count_include_pad, "divisorOverride": 0, "cubeMathType": 0}
+        return Call({"gradOutput": t(grad_dims, grad_fmt), "self": t(self_dims, self_fmt),
+                     "gradInput": t(self_dims, out_fmt)}, attrs)
+    a = call((3, 9, 9), (3, 5, 5), "NCL", "NCHW")
+    b = call((2, 3, 9, 9), (2, 3, 5, 5), "NCL", "NCHW", count_include_pad=True)
+    assert MODEL(a, "ascend950") == Phase1(INNER, "L0.R2.v2")
+    assert MODEL(a, "ascend910b") == Phase1(SUCCESS)                          # AvgPool3DGrad: ND result
+    assert MODEL(a, "ascend310p") == Phase1(INVALID, "L0.R2.cube")
+    assert MODEL(b, "ascend910_93") == Phase1(INVALID, "L0.R3.cube")          # cube conditions hold
+    assert MODEL(b, "ascend950") == Phase1(SUCCESS)
+    glob = call((3, 10, 10), (3, 1, 1), "NCL", "NCHW", kernel=(10, 10), padding=(0, 0))
+    for family in ("ascend950", "ascend910b", "ascend910"):
+        assert MODEL(glob, family) == Phase1(INNER_NULLPTR, "L0.R2.global")
+    assert MODEL(call((3, 9, 9), (3, 5, 5), "NCHW", "NCL"), "ascend910") == Phase1(SUCCESS)  # self's 3-D label
+
+
 def null_out_pointer_is_undefined_on_success_only():
     # G.14: never checked, written through when phase 1 succeeds; a failing check returns first
-    assert MODEL(_call(null_out={"workspaceSize"}), "ascend910b") == Phase1(UNDEFINED, "B3.3")
-    assert MODEL(_call(null_out={"executor"}), "ascend310p") == Phase1(UNDEFINED, "B3.2")
+    assert MODEL(_call(null_out={"workspaceSize"}), "ascend910b") == Phase1(UNDEFINED, "out-pointers")
+    assert MODEL(_call(null_out={"executor"}), "ascend310p") == Phase1(UNDEFINED, "out-pointers")
     assert MODEL(_call(null_out={"executor"}, padding=(2, 2)), "ascend950") == Phase1(INVALID, "B1.14")
     assert MODEL(_call(null_out={"workspaceSize"}, self_dims=(0, 3, 9, 9)), "ascend950") == Phase1(UNDEFINED, "B1.18")
 
@@ -380,4 +480,4 @@ def int64_overflow_is_undefined():
 
 
 EXAMPLES = (null_stride_is_undefined_where_dereferenced, null_out_pointer_is_undefined_on_success_only,
-            int64_overflow_is_undefined)
+            int64_overflow_is_undefined, labels_decide_by_path)

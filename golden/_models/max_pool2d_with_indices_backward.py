@@ -5,12 +5,16 @@ dtype lists (#9, #12) and the dilation rule (#26a/#26b) depend on the arch. Rows
 out: #0 executor creation and #34 an internal nullptr (no argument reaches them), #32 the
 indices-vs-gradOutput shape (logged, its result discarded). Kernel tiling failures are not phase-1
 statuses here: the L0 wrappers discard them (B.2).
+After #33 come the generic L0 label rules (l0_format_rules.md 2.2), inside #34: the inputs are
+relabelled after an unsqueeze (an indices rank other than self's is refused) and the result,
+squeezed back, is relabelled with gradInput's label (on 950 only for 3-D input).
 """
 from __future__ import annotations
 
-from .._phase1 import INVALID, Call, Phase1, Phase1Model, Rule
+from .._phase1 import INNER_NULLPTR, INVALID, Call, Phase1, Phase1Model, Rule, TensorDesc
+from ._l0 import caller_label, ranks_differ_from, result_relabel_refused
 from ._checks import (UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in, no_private_format,
-                      not_null_each, out_pointers_written, per_axis_fails, pool_attr, rank_in_each, rule, same_dims,
+                      inner_nullptr_if, not_null_each, out_pointers_written, per_axis_fails, pool_attr, rank_in_each, rule, same_dims,
                       same_dtype, same_format, success_if_empty, tensor)
 
 RANKS = frozenset({3, 4})
@@ -106,6 +110,22 @@ def _dilation(rule_id: str, regbase: bool, bad) -> Rule:
                       and any(bad(d) for d in pool_attr(call, "dilation", 2)))
 
 
+def _inputs_relabel(call, family) -> bool:
+    """L0.R1.inputs: 910B/910_93 unsqueeze every input to 5-D and relabel it NCDHW (MP2:831-844),
+    950 unsqueezes 3-D input to 4-D and relabels it NCHW (MP2:763-774): an indices rank other than
+    self's (B32 does not enforce it) lands on the wrong rank and is refused, on 950 only when self
+    is 3-D."""
+    x = tensor(call, "self")
+    return (not is_regbase(family) or x.rank == 3) and ranks_differ_from(call, "self", "indices")
+
+
+def _result_relabel(call, family) -> bool:
+    """L0.R1: the result is squeezed back and relabelled with gradInput's own label (MP2:856-859;
+    950: MP2:785-787, for 3-D input only, as at rank 4 the result already has self's label)."""
+    out = tensor(call, "gradInput")
+    return (not is_regbase(family) or out.rank == 3) and result_relabel_refused(call, "gradInput")
+
+
 MODEL = Phase1Model((
     *not_null_each(1, "gradOutput", "self", "indices", "kernelSize", "stride", "padding", "dilation", "gradInput"),
     # dtypes (B9-B12)
@@ -135,6 +155,8 @@ MODEL = Phase1Model((
     invalid_if("B30", _output_not_positive),
     invalid_if("B31", _grad_output_misshapen),
     success_if_empty("B33", "self"),
+    inner_nullptr_if("L0.R1.inputs", _inputs_relabel),
+    inner_nullptr_if("L0.R1", _result_relabel),
     out_pointers_written("out-pointers"),
 ))
 
@@ -175,4 +197,26 @@ def _int64_overflow_is_undefined():
     assert MODEL(Call(call.tensors, {**call.attrs, "dilation": (1, 1)}), "ascend950").check == "B30"
 
 
-EXAMPLES = (_output_size_examples, _null_out_pointers, _int64_overflow_is_undefined)
+def _labels_by_rank():
+    """l0_format_rules.md 2.2: 3-D works with ND or NCL, not NCHW/NHWC (doc-vs-code deviation); 4-D
+    NCL passes only on 950 (the result keeps self's label there); an indices rank other than
+    self's is refused on 910B/910_93 both ways, on 950 only for a 3-D self."""
+    def call(self_dims, grad_dims, fmt, index_dims=None):
+        base = _call(self_dims, grad_dims, (2,), (), (0,), False)
+        tensors = {n: TensorDesc(t.dims, t.dtype, fmt, t.strides) for n, t in base.tensors.items()}
+        if index_dims:
+            tensors["indices"] = contiguous(index_dims, "int32", caller_label(len(index_dims)))
+        return Call(tensors, base.attrs)
+    plane, batch = ((3, 9, 9), (3, 4, 4)), ((2, 3, 9, 9), (2, 3, 4, 4))
+    for family in ("ascend910b", "ascend950"):
+        assert MODEL(call(*plane, "NCL"), family) == Phase1(0)
+        assert MODEL(call(*plane, "ND"), family) == Phase1(0)
+        assert MODEL(call(*plane, "NCHW"), family) == Phase1(INNER_NULLPTR, "L0.R1")
+        assert MODEL(call(*plane, "NCL", (1, 3, 4, 4)), family) == Phase1(INNER_NULLPTR, "L0.R1.inputs")
+    assert MODEL(call(*batch, "NCL"), "ascend950") == Phase1(0)
+    assert MODEL(call(*batch, "NCL"), "ascend910_93") == Phase1(INNER_NULLPTR, "L0.R1")
+    assert MODEL(call(*batch, "NCHW", (3, 4, 4)), "ascend950") == Phase1(0)
+    assert MODEL(call(*batch, "NCHW", (3, 4, 4)), "ascend910b") == Phase1(INNER_NULLPTR, "L0.R1.inputs")
+
+
+EXAMPLES = (_output_size_examples, _null_out_pointers, _int64_overflow_is_undefined, _labels_by_rank)

@@ -6,7 +6,8 @@ case whose planes span several kernel tiles while their count exceeds the AI cor
 (tail-tile and last-core bugs). Together with the phase-1 check traceability of every family
 (harness/traceability.py) these are the gaps `tests/test_coverage.py` fails on; the report and
 its exit status also take the size-limit (harness/size_limits.py) and per-axis
-(harness/per_axis.py) gaps, which tests/test_size_limits.py and tests/test_per_axis.py fail on.
+(harness/per_axis.py) gaps, which tests/test_size_limits.py and tests/test_per_axis.py fail on, and
+the valid cases that depend on a format label the real code refuses (harness/audit/labels.py).
 
     python -m harness.audit.coverage [--out FILE] [--cases DIR]
 
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from . import order_free, per_axis, size_limits, traceability
+from . import labels, order_free, per_axis, size_limits, traceability
 from ..core.errors import CaseFileError
 from ..core.families import FAMILIES
 from ..model import LAYOUTS, Case
@@ -109,7 +110,8 @@ def counts(loaded: traceability.Loaded) -> Counter:
 def found(loaded: traceability.Loaded) -> dict[str, list]:
     """Every gate's gaps, computed once for the report and the exit status."""
     return {"coverage": gaps(loaded), "traceability": traceability.gaps(loaded, families=FAMILIES),
-            "limits": size_limits.gaps(loaded) + per_axis.gaps(loaded), "order": order_free.gaps(loaded)}
+            "limits": size_limits.gaps(loaded) + per_axis.gaps(loaded), "order": order_free.gaps(loaded),
+            "labels": labels.gaps(loaded)}
 
 
 def render(loaded: traceability.Loaded, gaps_found: dict[str, list]) -> str:
@@ -129,6 +131,7 @@ def render(loaded: traceability.Loaded, gaps_found: dict[str, list]) -> str:
     lines += ["", "## Size-limit and per-axis gaps", ""] + ([f"- {g}" for g in gaps_found["limits"]] or ["- none"])
     lines += ["", "## Results that depend on the order of the additions (order_free.py)", ""] + \
         ([f"- {g}" for g in gaps_found["order"]] or ["- none"])
+    lines += ["", "## Labels as callers set them (labels.py)", "", labels.render(gaps_found["labels"])]
     return "\n".join(lines) + "\n"
 
 

@@ -49,7 +49,6 @@ prints the table and exits 0 only when every fault is detected and correctly cla
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -62,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..judge import perf, reasons
+from ..core.argv import Parser, fail, number
 from ..core.status import Status
 from ..core.paths import REPO_ROOT
 from . import perf_score
@@ -73,8 +73,8 @@ SLOW_FLOOR_S = 0.02     # below this, launch times are noise, never a slowdown (
                         # a 2-core machine's scheduler once stretched one to 5.9 ms)
 RUN_TIMEOUT_S = 300     # one pytest run; a hang of the harness itself must not hang the score
 
-_CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
-_CHECK_IN_REASON = re.compile(r"\[(B[\w.]+)\]")
+_CHECK_IN_MESSAGE = re.compile(r"check ((?:B|L0\.)[\w.]+) failed")
+_CHECK_IN_REASON = re.compile(r"\[((?:B|L0\.)[\w.]+)\]")
 _LAUNCHED_ON_EMPTY = re.compile(r"^empty .*: phase 2 launched \d+ kernel")
 _WROTE_INTO_INPUT = re.compile(re.escape(reasons.WROTE_INTO_INPUT) + r" ([\w, ]+?):")
 
@@ -298,9 +298,10 @@ def summary(scores: list[Score], problems: list[str]) -> tuple[bool, list[str]]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.audit.faultscore", description=__doc__.split("\n\n")[0])
+    ap = Parser(prog="python -m harness.audit.faultscore", description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="comma-separated fault names (default: all)")
-    ap.add_argument("--jobs", type=int, default=2, help="pytest runs at a time (default 2)")
+    ap.add_argument("--jobs", type=number(minimum=1, maximum=64, integer=True), default=2,
+                    help="pytest runs at a time (1-64, default 2)")
     ap.add_argument("--work-dir", type=Path, help="report directories (default reports/faultscore; emptied first)")
     ap.add_argument("--json", type=Path, help="also write the scores as JSON here")
     ap.add_argument("--list", action="store_true", help="print the faults and their expected classification")
@@ -311,9 +312,7 @@ def main(argv=None) -> int:
         known = {f.name for f in faults}
         unknown = [n for n in names if n not in known]
         if unknown:
-            print(f"ERROR: --only: unknown fault(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})",
-                  file=sys.stderr)
-            return 2
+            return fail(f"--only: unknown fault(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         faults = [f for f in faults if f.name in names]
     if a.list:
         for f in faults:

@@ -18,6 +18,27 @@ TABLE = {
 
 FORMATS = {name: value for name, (_, value) in TABLE.items()}
 
+# The label real callers give a tensor in a base format: torch_npu / op-plugin's ConvertType tags it
+# by its rank alone (op_api_common.cpp:918-929; shared/spec/l0_format_rules.md section 3), ND for any
+# other rank. A case file that names no format gets these labels, tensor by tensor.
+CALLER_LABELS = {3: "NCL", 4: "NCHW", 5: "NCDHW"}
+CALLER = "CALLER"       # a case file's word for "the label callers give this tensor's rank"
+
+# ReFormat's fixed-rank formats (l0_format_rules.md R1, TD:48): a label here on a view of another
+# rank is refused by the generic L0 operators; ND and the rest have no fixed rank.
+FIXED_RANK = {"NCL": 3, "NCHW": 4, "NHWC": 4, "HWCN": 4, "FRACTAL_Z": 4, "NCDHW": 5, "NDHWC": 5, "DHWCN": 5,
+              "NC1HWC0": 5, "NDC1HWC0": 6}
+
+
+def caller_label(rank: int) -> str:
+    """The label torch_npu / op-plugin / MindSpore pass for a tensor of `rank`."""
+    return CALLER_LABELS.get(rank, "ND")
+
+
+def fits_rank(label: str, rank: int) -> bool:
+    """Whether the L0 ReFormat takes `label` on a view of `rank` (a label without a fixed rank fits any)."""
+    return FIXED_RANK.get(label, rank) == rank
+
 
 def lookup(name: str) -> int:
     try:

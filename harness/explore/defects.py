@@ -69,6 +69,19 @@ def defect_choices(facts: facts_mod.OpFacts, ex: Example, shapes: dict) -> list[
     return out
 
 
+def paired_shape_defects(facts: facts_mod.OpFacts, shapes: dict) -> list[tuple[Defect, ...]]:
+    """The same shape change of two tensors that share a shape in the base (gradOutput and indices,
+    self and gradInput): a check that compares two tensors with a third (a tiling's N/C of gradOutput
+    against self's) is reached only when the pair changes together, as no single change does."""
+    names = [p.name for p in facts.op.tensor_params if shapes.get(p.name) is not None]
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if shapes[a] == shapes[b]:
+                out += [(Defect("shape", a, s), Defect("shape", b, s)) for s in _shape_changes(shapes[a])]
+    return out
+
+
 _SCENARIOS: dict[str, tuple[tuple[Defect, ...], ...]] = {}
 
 

@@ -53,14 +53,14 @@ def group_of(finding, note: str) -> dict:
         matrix = {"shape": [list(ex.config.shape)], "dtype": [env.dtype]}
         if env.index_dtype:
             matrix["index_dtype"] = [env.index_dtype]
-        matrix.update({"format": [_per_tensor(env.formats)], "layout": [_per_tensor(env.layouts)],
+        matrix.update({"format": [_per_tensor(case.formats)], "layout": [_per_tensor(env.layouts)],
                        "values": [env.values.name], "attrs": [ex.config.attr_dict]})
         group["matrix"] = matrix
         return group
     base = {"shape": list(ex.config.shape), "dtype": env.dtype}
     if env.index_dtype:
         base["index_dtype"] = env.index_dtype
-    base.update({"format": _per_tensor(env.formats), "layout": _per_tensor(env.layouts), "values": env.values.name,
+    base.update({"format": _per_tensor(case.formats), "layout": _per_tensor(env.layouts), "values": env.values.name,
                  "attrs": ex.config.attr_dict})
     scenario: dict = {"name": ex.label}
     if case.check:

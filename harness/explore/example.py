@@ -117,7 +117,7 @@ class Example:
 def valid_case(ex: Example, note: str | None = None) -> Case:
     """The example as a matrix case (status 0 on its family, numerics under the envelope's standard)."""
     env, op = ex.config.envelope, ex.facts.op
-    attrs, formats, layouts = ex.config.attr_dict, dict(env.formats), dict(env.layouts)
+    attrs, formats, layouts = ex.config.attr_dict, env.formats_for(len(ex.config.shape)), dict(env.layouts)
     name = ids.matrix_case_name(ex.group, env.dtype, env.index_dtype, ex.config.shape, attrs, formats, layouts,
                                 env.values.name)
     return Case(op, ex.group, name, "valid", ex.config.shape, env.dtype, env.index_dtype, formats, layouts, attrs,
@@ -131,7 +131,7 @@ def invalid_case(ex: Example, status: int, check: str | None, note: str | None =
     env, op = ex.config.envelope, ex.facts.op
     check = check if check in ex.facts.declared_checks else None
     return Case(op, ex.group, f"{ex.group}[{ex.label}]", "invalid", ex.config.shape, env.dtype, env.index_dtype,
-                dict(env.formats), dict(env.layouts), ex.config.attr_dict, env.values, (ex.family,),
+                env.formats_for(len(ex.config.shape)), dict(env.layouts), ex.config.attr_dict, env.values, (ex.family,),
                 {ex.family: status}, op.standard, "default", note, check, ex.mutation())
 
 

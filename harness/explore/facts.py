@@ -48,6 +48,9 @@ class Envelope:
     deviations: tuple = ()
     deterministic: bool = False
     relaunch: bool = False
+    # its labels are the callers' for its case's rank (formats.caller_label): a config of another
+    # rank is labelled for its own rank, as torch_npu would label it, not with this envelope's labels
+    callers: bool = False
     # the (shape, attributes) pairs the group runs with this envelope: the case file's own
     # configurations, which reach the paths it was written for (a global pool, a tile boundary)
     configs: tuple = field(default=(), compare=False, hash=False, repr=False)
@@ -59,6 +62,13 @@ class Envelope:
         skips an example of it whose sums could pass the dtype's range (a gather, held bit-exact, sums
         nothing)."""
         return sums.may_hold_extremes(self.values, self.standard)
+
+    def formats_for(self, rank: int) -> dict[str, str]:
+        """The labels a config of `rank` is called with: the callers' for that rank where this
+        envelope labels as callers do, else the envelope's own (a group that tests labels)."""
+        if self.callers:
+            return {t: formats_mod.caller_label(rank) for t, _ in self.formats}
+        return dict(self.formats)
 
     @property
     def simplicity(self) -> tuple:
@@ -170,7 +180,8 @@ def envelopes(op: OpSpec, cases: list[Case]) -> tuple[Envelope, ...]:
                     continue
                 env = Envelope(group, fam, c.dtype, c.index_dtype, tuple(sorted(c.formats.items())),
                                tuple(sorted(c.layouts.items())), c.values, c.standard, ranks, scalars,
-                               c.deviations, c.deterministic, c.relaunch)
+                               c.deviations, c.deterministic, c.relaunch,
+                               all(f == formats_mod.caller_label(len(c.shape)) for f in c.formats.values()))
                 key = (group, fam, env.dtype, env.index_dtype, env.formats, env.layouts, c.values.name)
                 out.setdefault(key, env)
                 attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in

@@ -12,7 +12,10 @@ standard was chosen for them), an int64 one the group varies may also take a val
 limit, and an array element every valid case holds at one value keeps it.
 
 Invalid examples are a valid base with 1-3 defects (defects.py), each refused by the op's model on
-the family when applied alone; the model then says which check the combination must fail first.
+the family when applied alone; the model then says which check the combination must fail first. A
+defect is one argument's change (a label among them: the L0 rules refuse labels of another rank),
+the changes of one of the case file's scenarios, or one shape change of two tensors that share it.
+A config is labelled as callers label its rank where its envelope's group does so.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from dataclasses import replace
 from hypothesis import assume, strategies as st
 
 from . import facts as facts_mod
-from .defects import defect_choices, frozen, refused_alone, scenario_defects
+from .defects import defect_choices, frozen, paired_shape_defects, refused_alone, scenario_defects
 from .example import Config, Example
 from .oracle import Oracle, elements
 
@@ -173,11 +176,14 @@ def _example(draw, facts: facts_mod.OpFacts, family: str, oracle: Oracle, invali
             values.sort(key=lambda d: d.kind == "dtype" and d.value not in known)
     attrs = dict(ex.config.attrs)
     written = [s for s in scenario_defects(facts) if all(d.kind != "attr" or d.target in attrs for d in s)]
+    pairs = paired_shape_defects(facts, shapes)
     picked: list = []
     for _ in range(draw(st.integers(1, 3))):
         for _attempt in range(4):
             if written and draw(st.booleans()):             # the changes of one of the case file's scenarios
                 new = draw(st.sampled_from(written))
+            elif pairs and draw(st.integers(0, 3)) == 0:    # two tensors changed alike
+                new = draw(st.sampled_from(pairs))
             else:
                 targets = by_kind[draw(st.sampled_from(sorted(by_kind)))]
                 values = targets[draw(st.sampled_from(sorted(targets)))]

@@ -17,7 +17,8 @@ from . import batch_slice, cache as cache_mod, compare, digest, perf as perf_mod
 from .device_time import LaunchMeter
 from .outcome import Outcome
 
-_CHECK_IN_MESSAGE = re.compile(r"check (B[\w.]+) failed")
+# a section-B check (B9, B1.14, B26a) or a generic L0 label rule (L0.R1, L0.R2.cube; l0_format_rules.md)
+_CHECK_IN_MESSAGE = re.compile(r"check ((?:B|L0\.)[\w.]+) failed")
 
 
 def _outside_view_damage(arg, result) -> "guard.Damage | None":

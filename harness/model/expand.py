@@ -86,7 +86,7 @@ class Where:
             raise self.error(str(e.args[0]), fld) from None
 
     def format(self, fld, name) -> str:
-        if name not in formats.FORMATS:
+        if name not in formats.FORMATS and name != formats.CALLER:
             raise self.error(f"unknown format {name!r}; known: {', '.join(formats.FORMATS)}", fld)
         return name
 
@@ -261,19 +261,39 @@ def expand_matrix(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) -> 
     idts = [w.dtype("matrix.index_dtype", d) for d in m.get("index_dtype", [])] or [None]
     if any(p.dtype == "index" for p in op.tensor_params) and idts == [None]:
         raise w.error("the op has an index tensor: give matrix.index_dtype", "matrix.index_dtype")
-    fmts = [w.formats(f"matrix.format.{i}", f, op) for i, f in enumerate(m.get("format", ["ND"]))]
+    # no `format`: every tensor gets the label real callers give its rank (formats.caller_label)
+    fmts = [w.formats(f"matrix.format.{i}", f, op) for i, f in enumerate(m["format"])] if "format" in m else [None]
     lays = [w.layouts(f"matrix.layout.{i}", x, op) for i, x in enumerate(m.get("layout", ["contiguous"]))]
     dists = [w.distribution("matrix.values", v, named) for v in m.get("values", ["uniform"])]
     attr_sets = [w.attrs(f"matrix.attrs.{i}", a, op) for i, a in enumerate(m["attrs"])]
     devs = w.deviations(g.get("deviations"))
     cases = []
     for shape, dt, idt, fmt, lay, dist, attrs in itertools.product(shapes, dts, idts, fmts, lays, dists, attr_sets):
+        fmt = caller_formats(op, len(shape), fmt)
         case_name = ids.matrix_case_name(name, dt, idt, shape, attrs, fmt, lay, dist.name)
         cases.append(Case(op, name, case_name, "valid", shape, dt, idt, fmt, lay, attrs, dist,
                           fams, status, standard, g.get("tier", "default"), g.get("note"), deviations=devs,
                           timeout_s=g.get("timeout_s"), deterministic=bool(g.get("deterministic", False)),
                           relaunch=bool(g.get("relaunch", False)), perf=_perf(w, g.get("perf"))))
     return cases
+
+
+def caller_formats(op: OpSpec, rank: int, given: dict | None = None) -> dict:
+    """The case's labels: those `given`, where a tensor's is CALLER (or none is given) the label
+    real callers give a tensor of `rank` (all of an op's tensors share the case's rank)."""
+    given = given or {}
+    return {p.name: formats.caller_label(rank) if given.get(p.name, formats.CALLER) == formats.CALLER
+            else given[p.name] for p in op.tensor_params}
+
+
+def _relabel(change: dict, base_spec: str, rank: int) -> dict:
+    """A scenario's change of one tensor with its CALLER label resolved. A tensor the base labels as
+    callers do (CALLER, or no format given) and the scenario reshapes keeps a caller's label, that
+    of its new rank, unless the change names a label of its own."""
+    label = change.get("format", base_spec if "shape" in change else None)
+    if label != formats.CALLER:
+        return change
+    return dict(change, format=formats.caller_label(len(change["shape"]) if "shape" in change else rank))
 
 
 def _perf(w: Where, spec) -> dict | None:
@@ -367,11 +387,13 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         attr_changes = w.attrs(f"{fld}.attrs", sc.get("attrs") or {}, op, partial=True)
         dt = w.dtype(src("dtype"), base["dtype"])
         idt = w.dtype(src("index_dtype"), base["index_dtype"]) if base.get("index_dtype") else None
-        fmt = w.formats(src("format"), base.get("format", "ND"), op)
+        shape = w.shape(src("shape"), base["shape"])
+        spec = w.formats(src("format"), base["format"], op) if "format" in base else {}
+        fmt = caller_formats(op, len(shape), spec)
+        changes = {t: _relabel(ch, spec.get(t, formats.CALLER), len(shape)) for t, ch in changes.items()}
         lay = w.layouts(src("layout"), base.get("layout", "contiguous"), op)
         dist = w.distribution(src("values"), base.get("values", "uniform"), named)
         label = sc.get("name") or (f"{sc['check']}" if sc.get("check") else f"s{i}")
-        shape = w.shape(src("shape"), base["shape"])
         w.rank(src("shape"), shape, op.shaped, fams)     # the base is prepared as a valid call first
         cases.append(Case(op, name, f"{name}[{label}]", "invalid", shape,
                           dt, idt, fmt, lay, attrs, dist, fams, status, op.standard, g.get("tier", "default"),

@@ -64,6 +64,13 @@ static const char *const k_names[] = {
     "relaunch_no_kernel",     /* common.c: a repeatable executor's later launches run no kernel */
     "relaunch_stale_workspace",/* common.c: a repeatable executor's later launches use the first launch's workspace */
     "batch_order_varies",     /* pool_kernels.c: batch n > 0 sums its overlapping windows in another order */
+    /* the generic L0 label rules (shared/spec/l0_format_rules.md), ids L0.R<n>... */
+    "l0_reformat_skipped",    /* adaptive/max_pool2d/max_pool3d: ReFormat's rank check (L0.R1*) never applied */
+    "l0_reformat_first",      /* adaptive/max_pool2d/max_pool3d: L0.R1* run right after the null checks */
+    "l0_viewcopy_skipped",    /* adaptive/avg_pool2d: ViewCopy's format check (L0.R2*) never applied */
+    "l0_viewcopy_first",      /* adaptive/avg_pool2d: L0.R2* run right after the null checks */
+    "l0_transdata_skipped",   /* avg_pool2d: TransData's storage-rank check (L0.R3.cube) never applied */
+    "l0_transdata_first",     /* avg_pool2d: L0.R3.cube runs right after the null checks (910/310P/310B) */
 };
 /* Performance faults: a kernel does genuinely more work (never a sleep) and its results stay
  * bit-identical; seen only through timings (aclrtEventElapsedTime). Kept apart from k_names,

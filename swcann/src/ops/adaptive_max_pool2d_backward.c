@@ -1,11 +1,33 @@
 /* aclnnAdaptiveMaxPool2dBackward -- spec ops/adaptive_max_pool2d_backward.md.
  * Phase 1 = section B (B1 covers the four null checks; B2..B12; B16 = the
- * AdaptiveMaxPool3DGrad launcher/tiling failure surfacing as 561103). */
+ * AdaptiveMaxPool3DGrad launcher/tiling failure surfacing as 561103), then the generic
+ * L0 label rules L0.R1, L0.R2 (shared/spec/l0_format_rules.md 2.1). */
 #include "aclnnop/aclnn_adaptive_max_pool2d_backward.h"
 #include "pool_kernels.h"
+#include <stdio.h>
 #include <stdlib.h>
 
 #define API "aclnnAdaptiveMaxPool2dBackward"
+
+/* L0.R1 (A2D:184-187, P3U:71-82): the result, squeezed to 4-D, is relabelled with gradOutput's
+ * label after the input step, i.e. the user's label for 4-D input; a 3-D input's gradOutput was
+ * relabelled NCHW on the way in, which fits */
+static int l0_result_reformat(opctx *x, const aclTensor *gradOutput)
+{
+    if (rk(gradOutput) != 4) return 0;
+    char who[96];
+    snprintf(who, sizeof who, "gradOutput labelled %s, view rank 4", swc_format_name(gradOutput->format));
+    return chk_l0_reformat(x, "L0.R1", "ReFormat of the 4-D result to gradOutput's label",
+                           gradOutput->format, 4, who);
+}
+
+/* L0.R2 (A2D:189-194): a 3-D result is relabelled NCL (A2D:103-117), and the final ViewCopy
+ * refuses a gradInput labelled anything else (ND included) */
+static int l0_copy_into_grad_input(opctx *x, const aclTensor *gradInput)
+{
+    if (rk(gradInput) != 3) return 0;
+    return chk_l0_viewcopy(x, "L0.R2", ACLNN_ERR_INNER_NULLPTR, ACL_FORMAT_NCL, NT(gradInput));
+}
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
@@ -19,6 +41,13 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
                                 PARAM_TENSOR(gradInput)};
     /* B1 (161001 since upstream fix defaa3f97; 161002 before) */
     if ((st = op_params(&x, 4, params, "B1"))) return st;
+    /* faults l0_reformat_first / l0_viewcopy_first: the L0 label rule runs right after the null
+     * checks, before the L2 checks (and the empty return), instead of after #16 */
+    int r1_first = op_bug(&x, "l0_reformat_first", gradOutput);
+    int r2_first = op_bug(&x, "l0_viewcopy_first", gradOutput);
+    if ((r1_first && (st = l0_result_reformat(&x, gradOutput))) ||
+        (r2_first && (st = l0_copy_into_grad_input(&x, gradInput))))
+        return st;
     /* #4 keys on SocVersion (910B / 910_93) or regbase */
     static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT}, il[] = {ACL_INT32, ACL_INT64};
     int nl = (is_regbase(&x) || x.soc->socv == SOCV_ASCEND910B || x.soc->socv == SOCV_ASCEND910_93) ? 3 : 0;
@@ -64,6 +93,16 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
         return op_fail(&x, ACLNN_ERR_INNER_NULLPTR, "B16", "AdaptiveMaxPool3DGrad tiling failed: "
                        "grad N,C of %s != x N,C of %s", shp(gradOutput, b1, sizeof b1),
                        shp(self, b2, sizeof b2));
+    /* the generic L0 label rules (l0_format_rules.md 2.1), after #16 and the empty return;
+     * faults l0_reformat_skipped / l0_viewcopy_skipped: a rule is never applied */
+    if (!empty) {
+        if (!r1_first && !op_bug(&x, "l0_reformat_skipped", gradOutput) &&
+            (st = l0_result_reformat(&x, gradOutput)))
+            return st;
+        if (!r2_first && !op_bug(&x, "l0_viewcopy_skipped", gradOutput) &&
+            (st = l0_copy_into_grad_input(&x, gradInput)))
+            return st;
+    }
     int64_t N = r == 4 ? dm(self, 0) : 1, C = dm(self, r - 3);
     /* 910B/93 normal kernel: fp16/bf16 with overlap (non-divisible) uses an fp32 workspace */
     uint64_t acc = (!is_regbase(&x) && !divisible && self->dtype != ACL_FLOAT) ? (uint64_t)(N * C * H * W) : 0;

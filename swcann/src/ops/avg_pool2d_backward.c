@@ -1,5 +1,7 @@
 /* aclnnAvgPool2dBackward -- spec ops/avg_pool2d_backward.md.
- * Phase 1: table B.1 (ids B1.1..B1.18), then B.2 on 950 (B2.x) or B.3 elsewhere (B3.x).
+ * Phase 1: table B.1 (ids B1.1..B1.18), then B.2 on 950 (B2.x) or B.3 elsewhere (B3.x), then
+ * the generic L0 label rules of the path taken (L0.R3.cube, L0.R2.<path>; shared/spec/
+ * l0_format_rules.md 2.4).
  * Phase 2: PyTorch avg_pool2d_backward semantics (C.2); with SWCANN_DEVIATIONS=1 the
  * global-pool and cube paths reproduce the deviations of C.3/C.4 (spec G.8, G.9). */
 #include "aclnnop/aclnn_avgpool2d_backward.h"
@@ -39,6 +41,29 @@ static int check_array_data(opctx *x, const char *id, const int64_t *k, const in
     return 0;
 }
 
+/* The generic L0 label rules on `path` (l0_format_rules.md 2.4), in code order; transdata /
+ * viewcopy: whether R3 / R2 are applied. Only two label situations get past B1.4/B1.5: a 4-D self
+ * labelled NCL and a 3-D gradInput labelled NCHW. */
+static int l0_rules(opctx *x, int path, const aclTensor *self, const aclTensor *gradInput,
+                    int transdata, int viewcopy)
+{
+    int st;
+    /* L0.R3.cube (AP:939-940): on the cube path self (after a Cast that keeps its label) goes to
+     * NC1HWC0; the cube builder's 561103 becomes the caller's 161002 (AP:1100/1111) */
+    if (transdata && path == P_CUBE && rk(self) == 4 &&
+        (st = chk_l0_transdata(x, "L0.R3.cube", ACLNN_ERR_PARAM_INVALID, NT(self), ACL_FORMAT_NC1HWC0)))
+        return st;
+    /* L0.R2.<path>: a 3-D result is relabelled NCL before HandleGradInput's copy (AP:476-490,
+     * 817-829); its 161001 is returned as 161002 on the cube path (AP:1097-1111), 561103 on the
+     * global path (AP:1080, 1187) and 561000 on 950's AvgPoolV2Grad path (AP:1205-1206). The
+     * AvgPool3DGrad path copies an ND result (Reshape, RS:80-82), which fits any label. */
+    if (!viewcopy || path == P_3D || rk(gradInput) != 3 || !reformat_refuses(gradInput->format, 3))
+        return 0;
+    static const char *const ids[] = {"L0.R2.v2", "", "L0.R2.cube", "L0.R2.global"};
+    static const int status[] = {ACLNN_ERR_INNER, 0, ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_INNER_NULLPTR};
+    return chk_l0_viewcopy(x, ids[path], status[path], ACL_FORMAT_NCL, NT(gradInput));
+}
+
 ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclIntArray *kernelSize,
     const aclIntArray *stride, const aclIntArray *padding, bool ceilMode, bool countIncludePad,
@@ -54,6 +79,16 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
                                 PARAM_INTS_NULLABLE(stride), PARAM_INTS(padding),
                                 PARAM_TENSOR(gradInput)};
     if ((st = op_params(&x, 6, params, "B1.1"))) return st;
+    /* faults l0_transdata_first / l0_viewcopy_first: the L0 label rule runs right after the null
+     * checks, before the L2 checks (and the empty return), on the path the family takes when the
+     * call is not a global average pool: AvgPoolV2Grad on 950, the cube path on 910/310P/310B
+     * (910B/910_93 choose theirs from the arguments: the fault does not act there) */
+    int a2a3 = !is_regbase(&x) && (x.soc->socv == SOCV_ASCEND910B || x.soc->socv == SOCV_ASCEND910_93);
+    int r3_first = !a2a3 && op_bug(&x, "l0_transdata_first", gradOutput);
+    int r2_first = !a2a3 && op_bug(&x, "l0_viewcopy_first", gradOutput);
+    if ((r3_first || r2_first) &&
+        (st = l0_rules(&x, is_regbase(&x) ? P_V2 : P_CUBE, self, gradInput, r3_first, r2_first)))
+        return st;
     /* B1.2: BF16 only on SocVersion 910B / 910_93 or regbase */
     static const int fl[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
     int nl = (is_regbase(&x) || x.soc->socv == SOCV_ASCEND910B || x.soc->socv == SOCV_ASCEND910_93) ? 3 : 2;
@@ -155,6 +190,12 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(
                 path = P_3D;
             }
         }
+        /* the generic L0 label rules, after the path's checks and the empty return; faults
+         * l0_transdata_skipped / l0_viewcopy_skipped: a rule is never applied */
+        if ((st = l0_rules(&x, path, self, gradInput,
+                           !r3_first && !op_bug(&x, "l0_transdata_skipped", gradOutput),
+                           !r2_first && !op_bug(&x, "l0_viewcopy_skipped", gradOutput))))
+            return st;
     }
     int overlap = sH < kH || sW < kW;
     uint64_t acc = (path == P_3D && gradInput->dtype != ACL_FLOAT && overlap)

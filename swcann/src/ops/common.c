@@ -173,6 +173,60 @@ int chk_contiguous(opctx *x, const char *id, named_tensor a)
     return 0;
 }
 
+/* aclFormat's DHWCN (31 in the real acl_base.h): not in acl_abi.md 3.2, so acl.h has no name for
+ * it, but aclCreateTensor takes any value */
+#define SWC_FORMAT_DHWCN 31
+
+int format_fixed_rank(int format)
+{
+    switch (format) { /* kFormatRank through kFormatIndex (TD:48-113), the rows the spec lists */
+    case ACL_FORMAT_NCL:
+        return 3;
+    case ACL_FORMAT_NCHW: case ACL_FORMAT_NHWC: case ACL_FORMAT_HWCN: case ACL_FORMAT_FRACTAL_Z:
+        return 4;
+    case ACL_FORMAT_NCDHW: case ACL_FORMAT_NDHWC: case SWC_FORMAT_DHWCN: case ACL_FORMAT_NC1HWC0:
+        return 5;
+    case ACL_FORMAT_NDC1HWC0:
+        return 6;
+    default: /* ND, FRACTAL_NZ and every other label: no fixed rank, never refused */
+        return 0;
+    }
+}
+
+int chk_l0_reformat(opctx *x, const char *id, const char *step, int format, int rank, const char *who)
+{
+    if (!reformat_refuses(format, rank)) return 0;
+    /* TD:149; the L2 turns ReFormat's nullptr into 561103 */
+    return op_fail(x, ACLNN_ERR_INNER_NULLPTR, id, "%s: input tensor shape's rank does not match "
+                   "format, format is: %s (rank %d), shape rank is: %d (%s)", step,
+                   swc_format_name(format), format_fixed_rank(format), rank, who);
+}
+
+int chk_l0_viewcopy(opctx *x, const char *id, int status, int result, named_tensor out)
+{
+    if (!viewcopy_refuses(result, out.t->format)) return 0;
+    /* CT:650 */
+    return op_fail(x, status, id, "ViewCopy of the %lld-D result (labelled %s) into %s (labelled %s): "
+                   "Input tensor's format[%s] should be same with output's format[%s]",
+                   (long long)rk(out.t), swc_format_name(result), out.name,
+                   swc_format_name(out.t->format), swc_format_name(result),
+                   swc_format_name(out.t->format));
+}
+
+int chk_l0_transdata(opctx *x, const char *id, int status, named_tensor src, int dst)
+{
+    /* after Contiguous the storage shape is the view shape (CT:51-57, 589-632) */
+    if (!reformat_refuses(src.t->format, (int)rk(src.t))) return 0;
+    char s[128];
+    /* TD:277, via CheckSrcTensorValid (TD:285-295) */
+    return op_fail(x, status, id, "TransData of %s to %s: storage shape rank does not match the "
+                   "source format: Input tensor format not match it's shape, format is: %s, shape "
+                   "is: %s (%s is labelled %s, which fixes rank %d; storage rank %lld)", src.name,
+                   swc_format_name(dst), swc_format_name(src.t->format), shp(src.t, s, sizeof s),
+                   src.name, swc_format_name(src.t->format), format_fixed_rank(src.t->format),
+                   (long long)rk(src.t));
+}
+
 int64_t numel(const aclTensor *t)
 {
     int64_t n = 1;

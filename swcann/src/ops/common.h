@@ -95,6 +95,35 @@ int chk_no_private_format(opctx *x, const char *id, int n, const named_tensor *t
 int chk_rank_in(opctx *x, const char *id, named_tensor a, int lo, int hi);
 int chk_same_shape(opctx *x, const char *id, named_tensor a, named_tensor b);
 int chk_contiguous(opctx *x, const char *id, named_tensor a);
+
+/* ---- the generic L0 operators' format-label rules (shared/spec/l0_format_rules.md) ----
+ * ReFormat (R1), ViewCopy (R2) and TransData (R3) compare a tensor's format label with its view
+ * rank. An op runs them after every L2 check of its path and after its empty-tensor return; their
+ * ids are "L0.R<n>", with a suffix where one rule is reached on several paths or tensors. */
+/* TD:48: the view rank a label fixes (NCL 3; NCHW, NHWC, HWCN, FRACTAL_Z 4; NCDHW, NDHWC, DHWCN,
+ * NC1HWC0 5; NDC1HWC0 6), 0 for a label with none (ND, FRACTAL_NZ, any other value) */
+int format_fixed_rank(int format);
+/* R1 (TD:141-161): ReFormat of a view of `rank` to `format` is refused */
+static inline int reformat_refuses(int format, int rank)
+{
+    int fixed = format_fixed_rank(format);
+    return fixed != 0 && fixed != rank;
+}
+/* R2 (CT:647-653): the final copy refuses a result labelled `result` into an output labelled
+ * `out` (the labels differ and the result is not ND) */
+static inline int viewcopy_refuses(int result, int out)
+{
+    return result != ACL_FORMAT_ND && result != out;
+}
+/* Each returns 0, or its status after recording "check <id> failed: <step>: <the real log line>".
+ * R1: relabelling a view of `rank` to `format` (561103, ACLNN_ERR_INNER_NULLPTR); step: which
+ * ReFormat it is; who: the tensor, its label and rank, as the message names them. */
+int chk_l0_reformat(opctx *x, const char *id, const char *step, int format, int rank, const char *who);
+/* R2: the result, labelled `result`, copied into `out` (status: what the op makes of the nullptr) */
+int chk_l0_viewcopy(opctx *x, const char *id, int status, int result, named_tensor out);
+/* R3: TransData of `src` to `dst`: src's storage rank (its view rank, after Contiguous) must fit
+ * the label src carries (status: what the op makes of the nullptr) */
+int chk_l0_transdata(opctx *x, const char *id, int status, named_tensor src, int dst);
 static inline int is_regbase(const opctx *x) { return x->soc->arch == DAV_3510; }
 static inline int64_t rk(const aclTensor *t) { return (int64_t)t->ndim; }
 static inline int64_t dm(const aclTensor *t, int i) { return t->dims[i]; }

@@ -1,7 +1,9 @@
 /* aclnnMaxPool2dWithIndicesBackward -- spec ops/max_pool2d_with_indices_backward.md.
- * Phase 1 = section B table in code order (ids B1..B33); phase 2 = section C. */
+ * Phase 1 = section B table in code order (ids B1..B33), then the generic L0 label rules
+ * L0.R1.inputs, L0.R1 inside #34 (shared/spec/l0_format_rules.md 2.2); phase 2 = section C. */
 #include "aclnnop/aclnn_max_pool2d_with_indices_backward.h"
 #include "pool_kernels.h"
+#include <stdio.h>
 
 #define API "aclnnMaxPool2dWithIndicesBackward"
 
@@ -9,6 +11,33 @@
  * arch empty. #12: indices dtypes. */
 static const int k_dt_regbase[] = {ACL_FLOAT16, ACL_FLOAT, ACL_BF16}, k_dt_2201[] = {ACL_FLOAT};
 static const int k_idx_regbase[] = {ACL_INT32, ACL_INT64}, k_idx_other[] = {ACL_INT32, ACL_INT8};
+
+/* The ReFormat steps of #34 (l0_format_rules.md 2.2), in code order.
+ * L0.R1.inputs: the inputs are unsqueezed as self is and relabelled, to 5-D NCDHW on 910B/910_93
+ * (MP2:831-844; P3U:26-53), a 3-D input to 4-D NCHW on 950 (MP2:763-774); an indices rank other
+ * than self's (B32 does not enforce it) lands on the wrong rank.
+ * L0.R1: the result, squeezed back, is relabelled with gradInput's label (MP2:856-859; on 950
+ * MP2:785-787, for 3-D input only: at rank 4 the result already has self's label). */
+static int l0_reformats(opctx *x, const aclTensor *self, const aclTensor *indices,
+                        const aclTensor *gradInput)
+{
+    char who[128];
+    int st, rs = (int)rk(self), ri = (int)rk(indices), ro = (int)rk(gradInput);
+    if (!is_regbase(x) || rs == 3) {
+        int to = is_regbase(x) ? 4 : 5;
+        snprintf(who, sizeof who, "indices of rank %d, unsqueezed as the %d-D self is, has rank %d",
+                 ri, rs, ri + to - rs);
+        if ((st = chk_l0_reformat(x, "L0.R1.inputs", is_regbase(x)
+                                  ? "ReFormat of the inputs to NCHW after the unsqueeze to 4-D"
+                                  : "ReFormat of the inputs to NCDHW after the unsqueeze to 5-D",
+                                  is_regbase(x) ? ACL_FORMAT_NCHW : ACL_FORMAT_NCDHW, ri + to - rs, who)))
+            return st;
+    }
+    if (is_regbase(x) && ro != 3) return 0;
+    snprintf(who, sizeof who, "gradInput labelled %s, view rank %d", swc_format_name(gradInput->format), ro);
+    return chk_l0_reformat(x, "L0.R1", "ReFormat of the result, squeezed back, to gradInput's label",
+                           gradInput->format, ro, who);
+}
 
 ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
@@ -21,6 +50,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     int st = max_pool_begin(&x, API, gradOutput, self, indices, kernelSize, stride, padding, dilation,
                             gradInput); /* B1..B8 */
     if (st) return st;
+    /* fault l0_reformat_first: the ReFormat steps run right after the null checks, before the
+     * L2 checks (and the empty return), instead of inside #34 */
+    int r1_first = op_bug(&x, "l0_reformat_first", gradOutput);
+    if (r1_first && (st = l0_reformats(&x, self, indices, gradInput))) return st;
     int arch = x.soc->arch, nl = arch == DAV_3510 ? 3 : arch == DAV_2201 ? 1 : 0;
     /* fault dtype_check_skipped: B9 is never evaluated */
     if ((!op_bug(&x, "dtype_check_skipped", gradOutput) &&
@@ -111,6 +144,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSiz
     }
     /* B32 (indices shape == gradOutput shape) is logged but NOT enforced upstream */
     int empty = numel(self) == 0; /* B33: only N == 0 gets here */
+    /* #34: the generic L0 label rules (l0_format_rules.md 2.2), after the empty return;
+     * fault l0_reformat_skipped: the ReFormat rank check is never applied */
+    if (!empty && !r1_first && !op_bug(&x, "l0_reformat_skipped", gradOutput) &&
+        (st = l0_reformats(&x, self, indices, gradInput)))
+        return st;
     int64_t P = H * W;
     int overlap = kH > sH || kW > sW || dH != 1 || dW != 1;
     /* A2/A3 fp32 workspace for fp16/bf16 overlap (spec C "Workspace"; unreachable for fp32-only) */

@@ -1,7 +1,9 @@
 /* aclnnMaxPool3dWithArgmaxBackward -- spec ops/max_pool3d_with_argmax_backward.md.
- * Phase 1 = section B (ids B1..B31; spec row "1-8" -> B1..B8 in parameter order). */
+ * Phase 1 = section B (ids B1..B31; spec row "1-8" -> B1..B8 in parameter order), then the
+ * generic L0 label rules L0.R1.inputs, L0.R1 (shared/spec/l0_format_rules.md 2.3). */
 #include "aclnnop/aclnn_max_pool3d_with_argmax_backward.h"
 #include "pool_kernels.h"
+#include <stdio.h>
 
 #define API "aclnnMaxPool3dWithArgmaxBackward"
 
@@ -21,6 +23,31 @@ static int attr3(opctx *x, const aclIntArray *a, const char *name, const char *l
     return 0;
 }
 
+/* The ReFormat steps after #31 (l0_format_rules.md 2.3), in code order.
+ * L0.R1.inputs (MP3:294-306; P3U:100-112): a 4-D self's inputs are unsqueezed to 5-D, a 5-D
+ * self's are not, then every input is relabelled NCDHW: a gradOutput or indices of another rank
+ * than self's lands on the wrong rank (gradOutput first, then indices).
+ * L0.R1 (MP3:313-316; P3U:114-126): the result, squeezed to 4-D for a 4-D self, is relabelled
+ * with gradInput's label. */
+static int l0_reformats(opctx *x, const aclTensor *gradOutput, const aclTensor *self,
+                        const aclTensor *indices, const aclTensor *gradInput)
+{
+    char who[128];
+    int st, rs = (int)rk(self), ro = (int)rk(gradInput);
+    const named_tensor in[2] = {NT(gradOutput), NT(indices)};
+    for (int i = 0; i < 2; i++) {
+        int r = (int)rk(in[i].t);
+        snprintf(who, sizeof who, "%s of rank %d, unsqueezed as the %d-D self is, has rank %d",
+                 in[i].name, r, rs, r + 5 - rs);
+        if ((st = chk_l0_reformat(x, "L0.R1.inputs", "ReFormat of the inputs to NCDHW",
+                                  ACL_FORMAT_NCDHW, r + 5 - rs, who)))
+            return st;
+    }
+    snprintf(who, sizeof who, "gradInput labelled %s, view rank %d", swc_format_name(gradInput->format), ro);
+    return chk_l0_reformat(x, "L0.R1", "ReFormat of the result to gradInput's label", gradInput->format,
+                           ro, who);
+}
+
 ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize(
     const aclTensor *gradOutput, const aclTensor *self, const aclTensor *indices,
     const aclIntArray *kernelSize, const aclIntArray *stride, const aclIntArray *padding,
@@ -31,6 +58,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
     int st = max_pool_begin(&x, API, gradOutput, self, indices, kernelSize, stride, padding, dilation,
                             gradInput);
     if (st) return st;
+    /* fault l0_reformat_first: the ReFormat steps run right after the null checks, before the
+     * L2 checks (and the empty return), instead of after #31 */
+    int r1_first = op_bug(&x, "l0_reformat_first", gradOutput);
+    if (r1_first && (st = l0_reformats(&x, gradOutput, self, indices, gradInput))) return st;
     static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT}, il[] = {ACL_INT32, ACL_INT64};
     int nl = (x.soc->arch == DAV_3510 || x.soc->arch == DAV_2201) ? 3 : 0; /* #9 */
     int nil = is_regbase(&x) ? 2 : 1;                                      /* #10 */
@@ -72,6 +103,11 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnMaxPool3dWithArgmaxBackwardGetWorkspaceSize
         return st;
     /* B31: any of gradOutput/self/indices empty -> success, nothing written */
     int empty = numel(gradOutput) == 0 || numel(self) == 0 || numel(indices) == 0;
+    /* the generic L0 label rules (l0_format_rules.md 2.3), after the empty return; fault
+     * l0_reformat_skipped: the ReFormat rank check is never applied */
+    if (!empty && !r1_first && !op_bug(&x, "l0_reformat_skipped", gradOutput) &&
+        (st = l0_reformats(&x, gradOutput, self, indices, gradInput)))
+        return st;
     int64_t N = r == 5 ? dm(self, 0) : 1, C = dm(self, r - 4);
     int overlap = 0;
     for (int i = 0; i < 3; i++) overlap |= (k[i] - 1) * d[i] + 1 > s[i];
