@@ -64,10 +64,12 @@ def test_each_defect_is_refused_alone_by_the_model():
     def draw(ex):
         seen.append(ex)
         base = replace(ex, defects=())
-        # each defect is refused alone, or is one of the changes a scenario of the case file makes,
-        # every one of which the example has and which the model refuses together
+        # each defect is refused alone, or is one of the changes a scenario of the case file (or a
+        # shape change of two tensors alike) makes, every one of which the example has and which the
+        # model refuses together
         alone = [d for d in ex.defects if defects.refused_alone(oracle, base, d)]
-        together = [s for s in scenarios if len(s) > 1 and set(s) <= set(ex.defects)
+        pairs = defects.paired_shape_defects(facts, oracle.tensor_shapes(base))
+        together = [s for s in list(scenarios) + pairs if len(s) > 1 and set(s) <= set(ex.defects)
                     and defects.refused_alone(oracle, base, s)]
         assert set(ex.defects) <= set(alone) | {d for s in together for d in s}, ex
         assert 1 <= len(ex.defects) <= 3 or together
@@ -263,3 +265,23 @@ def test_the_next_exploration_replays_the_failure_first(planted):
     root, report, _doc = planted
     again = _explore(root, report, seed=11)
     assert again["findings"][0]["found_at_example"] == 1, again["findings"][0]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--case-timeout", "-1"], "argument --case-timeout: must be a finite number > 0, got '-1'"),
+    (["--case-timeout", "0"], "argument --case-timeout: must be a finite number > 0, got '0'"),
+    (["--case-timeout", "nan"], "argument --case-timeout: must be a finite number > 0"),
+    (["--budget", "inf"], "--budget 'inf': must be a finite time of more than 0"),
+    (["--seed", "x"], "argument --seed: invalid int value"),
+])
+def test_explore_refuses_what_the_suite_refuses_in_one_error_line(tmp_path, capsys, args, says):
+    """--case-timeout -1 reported a TIMEOUT 'library bug' and wrote its case.yaml, 0 was ignored;
+    usage errors exited 2 with argparse's lower-case `error:`."""
+    from harness.explore import __main__ as explore_cli
+    try:
+        code = explore_cli.main([*args, "--report-dir", str(tmp_path / "rep")])
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 4 and err.startswith("ERROR: ") and says in err and err.count("\n") == 1, err
+    assert not (tmp_path / "rep").exists()

@@ -71,6 +71,8 @@ static const char *const k_names[] = {
     "l0_viewcopy_first",      /* adaptive/avg_pool2d: L0.R2* run right after the null checks */
     "l0_transdata_skipped",   /* avg_pool2d: TransData's storage-rank check (L0.R3.cube) never applied */
     "l0_transdata_first",     /* avg_pool2d: L0.R3.cube runs right after the null checks (910/310P/310B) */
+    "tiling_nc_unchecked",    /* adaptive: AdaptiveMaxPool3DGrad's tiling never compares grad N,C with x's (B16) */
+    "tiling_c_unchecked",     /* adaptive: ... compares N only (B16 misses a C mismatch) */
 };
 /* Performance faults: a kernel does genuinely more work (never a sleep) and its results stay
  * bit-identical; seen only through timings (aclrtEventElapsedTime). Kept apart from k_names,

@@ -87,7 +87,10 @@ ACL_FUNC_VISIBILITY aclnnStatus aclnnAdaptiveMaxPool2dBackwardGetWorkspaceSize(
     int divisible = !empty && Ho > 0 && Wo > 0 && H % Ho == 0 && W % Wo == 0;
     int via_maxpool3d = divisible && !is_regbase(&x); /* 950 always AdaptiveMaxPool3DGrad */
     int nc_ok = dm(gradOutput, 0) == dm(self, 0) && (r == 3 || dm(gradOutput, 1) == dm(self, 1));
-    if (!empty && !via_maxpool3d && !nc_ok && !has_neg_dim(self) && !has_neg_dim(gradOutput))
+    /* faults tiling_nc_unchecked / tiling_c_unchecked: the tiling compares neither N nor C, or N only */
+    int tiling_sees = op_bug(&x, "tiling_nc_unchecked", gradOutput) ? 0
+                      : op_bug(&x, "tiling_c_unchecked", gradOutput) ? dm(gradOutput, 0) != dm(self, 0) : !nc_ok;
+    if (!empty && !via_maxpool3d && tiling_sees && !has_neg_dim(self) && !has_neg_dim(gradOutput))
         /* B16: AdaptiveMaxPool3DGrad tiling rejects grad N,C != x N,C; its L0 wrapper
          * returns nullptr -> 561103 (spec B #16; an inference upstream, see caveat) */
         return op_fail(&x, ACLNN_ERR_INNER_NULLPTR, "B16", "AdaptiveMaxPool3DGrad tiling failed: "
