@@ -1,2 +1,2 @@
-"""pytest glue: the case-file plugin lives in harness/plugin.py."""
+"""pytest glue: the case-file plugin lives in harness/plugin/."""
 pytest_plugins = ["harness.plugin"]

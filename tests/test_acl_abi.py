@@ -139,7 +139,7 @@ def test_module_attributes_match_tables():
 
 
 def test_harness_dtypes_match_torch_npu_mapping(spec, doc_dtypes):
-    """harness/dtypes.py maps torch dtypes the way torch_npu does (spec 3.1, CalcuOpUtil.cpp)."""
+    """harness/core/dtypes.py maps torch dtypes the way torch_npu does (spec 3.1, CalcuOpUtil.cpp)."""
     mapping = dict(re.findall(r"(\w+)→(ACL_\w+)", _section(spec, "3.1 aclDataType")))
     for d in (d for d in dtypes.ALL if d.torch is not None):   # the ones the harness computes with
         torch_name = str(d.torch).removeprefix("torch.")

@@ -1,5 +1,5 @@
 """The default tier covers every layout, value class and tile/core shape for every dtype each
-family accepts (harness/coverage.py), and the checker notices when something goes missing."""
+family accepts (harness/audit/coverage.py), and the checker notices when something goes missing."""
 from __future__ import annotations
 
 import shutil

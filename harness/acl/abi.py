@@ -18,7 +18,7 @@ from ..core import dtypes, formats
 
 # --------------------------------------------------------------- enums (3.1-3.3)
 
-# aclDataType and aclFormat come from the one table each (harness/dtypes.py, harness/formats.py)
+# aclDataType and aclFormat come from the one table each (harness/core/dtypes.py, harness/core/formats.py)
 DATA_TYPES = {d.acl_name: d.acl for d in dtypes.ALL}
 FORMATS = {const: value for const, value in formats.TABLE.values()}
 

@@ -4,9 +4,9 @@ For every operator, SoC family and data dtype the family accepts (a valid case e
 there), the default tier must hold a case in every memory layout, in every value class, and a
 case whose planes span several kernel tiles while their count exceeds the AI cores of a chip
 (tail-tile and last-core bugs). Together with the phase-1 check traceability of every family
-(harness/traceability.py) these are the gaps `tests/test_coverage.py` fails on; the report and
-its exit status also take the size-limit (harness/size_limits.py) and per-axis
-(harness/per_axis.py) gaps, which tests/test_size_limits.py and tests/test_per_axis.py fail on, and
+(harness/audit/traceability.py) these are the gaps `tests/test_coverage.py` fails on; the report and
+its exit status also take the size-limit (harness/audit/size_limits.py) and per-axis
+(harness/audit/per_axis.py) gaps, which tests/test_size_limits.py and tests/test_per_axis.py fail on, and
 the valid cases that depend on a format label the real code refuses (harness/audit/labels.py).
 
     python -m harness.audit.coverage [--out FILE] [--cases DIR]

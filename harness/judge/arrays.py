@@ -1,7 +1,7 @@
 """--dump-failures, the arrays: a failing case's inputs, golden and actual output in one .npz.
 
 Written by the case worker, where the arrays are (harness/execution/child.py); the pytest
-process adds the `meta` entry (harness/reporting/dump.py) once the record is complete.
+process adds the `meta` entry (harness/reporting/dump_meta.py) once the record is complete.
 Keys: `input.<name>`, `golden.<name>`, `actual.<name>` (numpy arrays in logical dim order;
 bfloat16, which numpy lacks, widened exactly to float32).
 """

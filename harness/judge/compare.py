@@ -1,7 +1,7 @@
 """Comparators: device result vs golden under one named precision standard.
 
 The rules are those of /work/shared/spec/README.md, "Precision standards (exact published
-numbers)"; every threshold comes from harness/standards.yaml. Entry points:
+numbers)"; every threshold comes from harness/judge/standards.yaml. Entry points:
 
     thresholds(standard, dtype) -> dict     # validates a case up front (ValueError if undefined)
     compare(standard, golden, actual, dtype) -> Verdict

@@ -1,6 +1,6 @@
 """One process's reporting for a pytest run: options, selection (baseline skips, shard,
 manifest), running a case (reruns, record, gate verdict, dump), recording in the controller,
-and the end of the run. harness/plugin.py calls these from its hooks; nothing here knows pytest.
+and the end of the run. harness/plugin/ calls these from its hooks; nothing here knows pytest.
 """
 from __future__ import annotations
 
