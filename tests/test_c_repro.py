@@ -314,15 +314,29 @@ def test_cli_writes_builds_and_prints_the_command(tmp_path, swcann_root):
 
 def test_unknown_case_id_is_one_line_with_close_matches(capsys):
     known = next(iter(SELECTED))
-    assert repro_cli.main(["c", known[:-3], "-o", "/nonexistent/never-written"]) == 2
+    assert repro_cli.main(["c", known[:-3], "-o", "/nonexistent/never-written"]) == 4
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and repr(known[:-3]) in err and known in err
+
+
+def test_an_output_path_that_is_a_file_is_one_error_line(tmp_path, capsys):
+    """-o FILE where FILE exists: a NotADirectoryError/FileExistsError traceback before."""
+    existing = tmp_path / "repro.txt"
+    existing.write_text("keep me")
+    for out in (existing, existing / "sub"):
+        assert repro_cli.main(["c", next(iter(SELECTED)), "-o", str(out)]) == 4
+        err = capsys.readouterr().err
+        assert err.startswith(f"ERROR: -o {out}: ") and err.count("\n") == 1, err
+    assert existing.read_text() == "keep me"
+    with pytest.raises(SystemExit) as e:
+        repro_cli.main(["c"])
+    assert e.value.code == 4 and capsys.readouterr().err.startswith("ERROR: python -m harness.repro c: ")
 
 
 def test_a_family_without_an_expectation_is_refused(capsys):
     case = next(c for c, _ in SELECTED.values() if set(families.FAMILIES) - set(c.status))
     other = sorted(set(families.FAMILIES) - set(case.status))[0]
-    assert repro_cli.main(["c", case.id, "-o", "/nonexistent/never-written", "--soc", other]) == 2
+    assert repro_cli.main(["c", case.id, "-o", "/nonexistent/never-written", "--soc", other]) == 4
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and f"no expected status on {other}" in err
 
@@ -626,5 +640,5 @@ def test_cases_dir_is_where_ids_are_looked_up(tmp_path, capsys):
     (tmp_path / "cases" / Path(case.op.path).name).write_bytes(Path(case.op.path).read_bytes())
     assert repro_cli.main(["c", case.id, "-o", str(tmp_path / "r"), "--cases", str(tmp_path / "cases")]) == 0
     assert (tmp_path / "r" / "repro.c").is_file()
-    assert repro_cli.main(["c", other.id, "-o", str(tmp_path / "r2"), "--cases", str(tmp_path / "cases")]) == 2
+    assert repro_cli.main(["c", other.id, "-o", str(tmp_path / "r2"), "--cases", str(tmp_path / "cases")]) == 4
     assert f"unknown case id {other.id!r}" in capsys.readouterr().err

@@ -269,3 +269,54 @@ def test_a_harness_error_while_recording_a_failure_keeps_the_failure(tmp_path):
     schema = json.loads((REPO / "harness" / "reporting" / "record.schema.json").read_text())
     assert not list(jsonschema.Draft202012Validator(schema).iter_errors(bad[0]))
     assert "harness error: --dump-failures: cannot write the arrays" in out
+
+
+# ---------------------------------------------------------------- issue 32: --gate and --resume edges
+
+def _perf_baseline(tmp: Path, family: str = "ascend910b", sample: float = 1.0) -> Path:
+    import json
+    doc = {"kind": "perf", "target": {"backend": "aclnn", "family": family}, "measured": {"backend": "aclnn"},
+           "cases": {"X.g[x]": {"timing": "cpu_time", "samples_ms": [1.0, sample], "n": 2}}}
+    path = tmp / f"perf-{family}.json"
+    path.write_text(json.dumps(doc))         # json writes a NaN as NaN, and reads it back
+    return path
+
+
+@pytest.mark.parametrize("mode", [("-q", "-n", "0"), ("-n", "2")], ids=["q-n0", "n2"])
+@pytest.mark.parametrize("make, says", [
+    (lambda tmp: _perf_baseline(tmp, sample=float("nan")), "samples_ms[1]': must be a finite number"),
+    (lambda tmp: _perf_baseline(tmp, family="ascend950"), "baseline is for aclnn-ascend950, but the run is aclnn-ascend910b"),
+], ids=["nan-sample", "other-family"])
+def test_a_live_gate_that_cannot_gate_is_one_line_before_any_report(tmp_path, mode, make, says):
+    """It exited 4, but printed 12 lines, wrote an empty run (moving the previous one aside) and said
+    'all N deselected'. The family is known only once the library is open (no --soc here)."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    code, out = _run_paths(tmp_path, ["cases"], ["--gate", make(tmp_path)], *mode)
+    _one_error_line(code, out.replace(_REEXEC_LINE(out), ""), says)
+    assert not (tmp_path / "rep").exists()
+
+
+def _REEXEC_LINE(out: str) -> str:
+    """The software CANN's note that it re-executes with its set_env.sh (stderr, before any option is read)."""
+    return next((ln for ln in out.splitlines() if ln.startswith("*** software CANN at ")), "")
+
+
+@pytest.mark.parametrize("damage", [
+    '{"event": "start", "case_id": "MaxPool2dWithIndicesBackward.before[f#oat32]", "t": 1, garbage\n',   # a phantom id
+    '{"event": "start", "case_id": "MaxPool2dWithIndicesBack',                                          # cut in the id
+    '{"event": "end", "case_id": "x", "t": 1, "rec',                                                    # cut after it
+], ids=["damaged-id", "cut-in-id", "cut-after-id"])
+def test_resuming_a_complete_run_whatever_its_last_line_says_nothing_to_resume(tmp_path, damage):
+    """A damaged line made up a MISSING case (exit 5), a line cut inside the id said '0 will run
+    again' (exit 5): the damaged line is skipped and named, and the run has nothing to do."""
+    write_cases(tmp_path, channels=[1], sides=(4,))
+    code, out = _run_paths(tmp_path, ["cases"], [], "-q", "-n", "0")
+    assert code == 0, out
+    rep = tmp_path / "rep"
+    journal = next((rep / "journal").glob("*-main.jsonl"))
+    with open(journal, "a", encoding="utf-8") as f:
+        f.write(damage)
+    code, out = _run_paths(tmp_path, ["cases"], ["--resume", str(rep), "--report-dir", str(rep)], "-q", "-n", "0")
+    lines = [ln for ln in out.splitlines() if ln.strip() and not ln.startswith("*** software CANN at ")]
+    assert code == 0 and len(lines) == 1, out
+    assert "nothing to resume: every one of the 13 case(s)" in lines[0] and "1 damaged journal line(s) skipped" in lines[0]

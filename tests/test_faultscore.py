@@ -1,4 +1,4 @@
-"""The fault-detection score (harness/faultscore.py): named library faults of the software CANN
+"""The fault-detection score (harness/audit/faultscore.py): named library faults of the software CANN
 are caught by the suite and classified as what they are; a wrong expectation fails the score."""
 from __future__ import annotations
 
@@ -93,9 +93,14 @@ def test_a_misclassification_is_reported_without_running():
 
 
 def test_unknown_fault_name_is_one_line(capsys):
-    assert faultscore.main(["--only", "tail_unwritten,no_such_fault"]) == 2
+    assert faultscore.main(["--only", "tail_unwritten,no_such_fault"]) == 4
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no_such_fault" in err
+    assert err.count("\n") == 1 and "no_such_fault" in err and err.startswith("ERROR: ")
+    for jobs in ("0", "-1", "nan", "1.5"):
+        with pytest.raises(SystemExit) as e:
+            faultscore.main(["--jobs", jobs, "--list"])
+        err = capsys.readouterr().err
+        assert e.value.code == 4 and err.startswith("ERROR: python -m harness.audit.faultscore: argument --jobs: ")
 
 
 def test_score_detects_and_classifies_and_fails_on_a_wrong_expectation(tmp_path):

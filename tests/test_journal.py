@@ -53,9 +53,46 @@ def test_damaged_lines_are_skipped_and_the_rest_still_read(tmp_path):
         f.write('[1, 2]\n{"event": "end", "case_id": "x"}\n{"event": "start", "case_id": "y", "t": "noon"}\n'
                 '"text"\n{"event": "en')
     _write(journal.Journal(tmp_path, "run1", "gw0"), ["b"])
+    _manifest(tmp_path, ["a", "b", "x", "y"])
     state = journal.scan(tmp_path)
     assert list(state.final) == ["a", "b"]
     # every damaged line is counted; the cases they name have no final record, so they run again
     assert state.unreadable == [f"run1-main.jsonl:{n}" for n in range(3, 8)]
     assert sorted(state.unfinished) == ["x", "y"] == sorted(state.unfinished_ids())
     assert "its journal line run1-main.jsonl:4 is unreadable" in state.unfinished["x"][1]
+
+
+def _manifest(directory, ids):
+    import json
+    (directory / "manifest.json").write_text(json.dumps({"shard": None, "requested": {}, "selected": [],
+                                                         "assigned": [{"case_id": c} for c in ids]}))
+
+
+def test_a_damaged_line_never_makes_up_a_case(tmp_path):
+    """A line damaged inside its case id named a case that does not exist: --resume added a MISSING
+    record for it and exited 5. The line is skipped and counted; only a case of the run runs again."""
+    j = journal.Journal(tmp_path, "run1", "main")
+    _write(j, ["a", "b"])
+    j.close()
+    with open(j.path, "a", encoding="utf-8") as f:
+        f.write('{"event": "start", "case_id": "a#[fl0at32]", "t": 1, garbage\n')      # damage in and after the id
+    _manifest(tmp_path, ["a", "b"])
+    state = journal.scan(tmp_path)
+    assert state.unreadable == ["run1-main.jsonl:5"] and state.unfinished == {} and state.unfinished_ids() == set()
+
+
+def test_a_resumed_journal_starts_after_a_line_cut_inside_its_id(tmp_path):
+    """A kill cut the last line inside its case id; the resumed run's first entry was glued to it,
+    so that entry was lost as well and the pair read as a case 'a{'."""
+    j = journal.Journal(tmp_path, "run1", "main")
+    _write(j, ["a"])
+    j.close()
+    with open(j.path, "a", encoding="utf-8") as f:
+        f.write('{"event": "start", "case_id": "b')
+    again = journal.Journal(tmp_path, "run1", "main")
+    _write(again, ["c"])
+    again.close()
+    _manifest(tmp_path, ["a", "c"])
+    state = journal.scan(tmp_path)
+    assert list(state.final) == ["a", "c"] and state.unfinished == {}
+    assert state.unreadable == ["run1-main.jsonl:3"]

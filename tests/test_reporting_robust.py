@@ -100,9 +100,9 @@ def test_an_unreadable_previous_night_is_noted_and_the_merge_still_written(tmp_p
 ])
 def test_bad_sweep_arguments_are_one_line_before_any_job(tmp_path, monkeypatch, capsys, args, message):
     monkeypatch.setattr(sweep.subprocess, "Popen", lambda *a, **k: pytest.fail("a job started"))
-    assert cli.main(["sweep", "-o", str(tmp_path / "out"), *args, "--", "-k", "x"]) == 2
+    assert cli.main(["sweep", "-o", str(tmp_path / "out"), *args, "--", "-k", "x"]) == 4
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {message}") and err.count("\n") == 1, err
+    assert err.startswith(f"ERROR: {message}") and err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
 
 
@@ -110,8 +110,8 @@ def test_a_sweep_baseline_the_merge_would_refuse_stops_it_before_any_job(tmp_pat
     monkeypatch.setattr(sweep.subprocess, "Popen", lambda *a, **k: pytest.fail("a job started"))
     path = tmp_path / "aclnn-ascend950.yaml"
     path.write_text(OTHER)
-    assert cli.main(["sweep", "-o", str(tmp_path / "out"), "--families", "ascend950,ascend910b", "--gate", str(path)]) == 2
-    assert capsys.readouterr().err == f"error: {path}: field 'target': baseline is for aclnn-ascend950, " \
+    assert cli.main(["sweep", "-o", str(tmp_path / "out"), "--families", "ascend950,ascend910b", "--gate", str(path)]) == 4
+    assert capsys.readouterr().err == f"ERROR: {path}: field 'target': baseline is for aclnn-ascend950, " \
                                       "but the run is aclnn-ascend910b\n"
 
 
@@ -252,8 +252,11 @@ def test_refusal_comes_before_any_verdict_in_a_real_run(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 4, out
     assert "GATE PASSED" not in out and "Traceback" not in out
-    assert out.index("GATE REFUSED: ") < out.index("ERROR: ")
-    assert json.loads((tmp_path / "r" / "summary.json").read_text())["gate"][0].startswith("GATE REFUSED: ")
+    # refused once the library has told the family, before the report directory is taken: one
+    # line, no empty run written (issue 32: it wrote one, said GATE REFUSED and 'all N deselected')
+    lines = [ln for ln in out.splitlines() if ln.strip() and not ln.startswith("*** software CANN at ")]
+    assert len(lines) == 1 and lines[0].startswith("ERROR: ") and "baseline is for aclnn-ascend950" in lines[0], out
+    assert not (tmp_path / "r").exists()
 
 
 # ------------------------------------------------------------------ gate: what is wrong with a baseline

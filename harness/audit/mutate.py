@@ -23,7 +23,6 @@ per mutant goes to `--out`, and a run resumes where that file stops.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -35,6 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..core.argv import Parser, number
 from ..core.paths import REPO_ROOT, SWCANN_DIR
 
 REPO = REPO_ROOT
@@ -151,8 +151,9 @@ def judge(copy: Path, site, families) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, default=None, help="judge at most N mutants (a sample, --seed's order)")
+    ap = Parser(prog="python -m harness.audit.mutate", description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=number(minimum=1, integer=True), default=None,
+                    help="judge at most N mutants, N >= 1 (a sample, --seed's order)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default="reports/mutants.jsonl", help="one JSON line per mutant; resumed if present")
     ap.add_argument("--families", default=",".join(FAMILIES))

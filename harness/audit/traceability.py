@@ -11,12 +11,12 @@ prints (or writes) the markdown table; `gaps()` is what tests/test_traceability.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.argv import Parser
 from ..core.families import FAMILIES
 from ..operators import load_case_file
 from ..model import Case, Check, OpSpec
@@ -157,7 +157,7 @@ def render(loaded: Loaded, families=None) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.audit.traceability",
+    ap = Parser(prog="python -m harness.audit.traceability",
                                  description="Check -> case traceability of the case files, as markdown.")
     ap.add_argument("--out", help="write the markdown here instead of stdout")
     ap.add_argument("--cases", default=str(CASES_DIR), help="directory of case files (default: cases/)")

@@ -30,6 +30,11 @@ class Journal:
         self.path = Path(directory) / DIRNAME / f"{run_id}-{writer}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "a", encoding="utf-8")
+        if self._file.tell() and not _ends_a_line(self.path):
+            # a resumed run's file whose last line a kill cut short: the next entry starts a line of
+            # its own (glued to the cut one, it was damaged too, and its case id read as a new case)
+            self._file.write("\n")
+            self._file.flush()
         self.run_id, self.writer = run_id, writer
         # what this object wrote, so that the process that wrote a journal need not read it back
         # (scan(own=...)); only for a file it started: a resumed run's file holds earlier entries
@@ -59,13 +64,20 @@ class Journal:
         self._file.close()
 
 
+def _ends_a_line(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
 @dataclass
 class State:
     """What the journals of a report directory say."""
     final: dict[str, dict] = field(default_factory=dict)        # case id -> its last record
     unfinished: dict[str, tuple[dict, str]] = field(default_factory=dict)  # case id -> (its start, why)
     lost: dict[str, str] = field(default_factory=dict)          # writer -> why it stopped taking cases
-    unreadable: list[str] = field(default_factory=list)         # "file:line" of every line that is not an entry
+    unreadable: list[str] = field(default_factory=list)         # "file:line" of every line that is not an entry,
+    #                                                             skipped (with the case it names, where known)
 
     def records(self) -> list[dict]:
         """The last record of every case that finished (a case not run for a lost device included)."""
@@ -123,13 +135,26 @@ def _case_named(line: str) -> str | None:
         return None
 
 
+def _assigned(directory: Path) -> set[str]:
+    """The case ids the run's manifest.json assigned (none when it is missing or unreadable)."""
+    try:
+        doc = json.loads((Path(directory) / "manifest.json").read_text(encoding="utf-8"))
+        return {a["case_id"] for a in doc.get("assigned") or [] if isinstance(a, dict) and isinstance(a.get("case_id"), str)}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return set()
+
+
 def scan(directory: Path, own: tuple["Journal", ...] = (), stopped: str | None = None,
          run_id: str | None = None) -> State:
     """What the journals of `directory` say. `own`: journals this process wrote (and still holds
     open); their entries are taken from memory instead of parsed back from disk (for a run of
     3,000 cases that was 0.15 s at the end of every run). stopped: what stopped run `run_id`,
     the one now ending, for the reason of a case it left unfinished (an earlier run's, resumed
-    from, still say 'killed?')."""
+    from, still say 'killed?').
+
+    A damaged line is skipped and listed in `unreadable`. The case id it seems to name is trusted
+    only where the run knows that case (its manifest assigned it, or a readable line names it):
+    damage inside the id must not make up a case that does not exist (a phantom MISSING record)."""
     state = State()
     known = [j for j in own if j is not None and j.entries is not None]
     skip = {j.path.name for j in known}
@@ -150,9 +175,10 @@ def scan(directory: Path, own: tuple["Journal", ...] = (), stopped: str | None =
             state.final.pop(case_id, None)       # keep insertion order of the latest
             state.final[case_id] = entry["record"]
             state.unfinished.pop(case_id, None)
+    known = _assigned(directory) if any(case_id for _, case_id in bad) else set()
     for where, case_id in bad:
         state.unreadable.append(where)
-        if case_id and case_id not in state.final and case_id not in state.unfinished:
+        if case_id and case_id in known and case_id not in state.final and case_id not in state.unfinished:
             state.unfinished[case_id] = ({"case_id": case_id, "event": "start"},
                                          f"MISSING: its journal line {where} is unreadable (damaged, or cut short "
                                          "by a kill)")
@@ -180,8 +206,8 @@ def lost_reason(directory: Path, run_id: str, writer: str, tail_bytes: int = 64 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m harness.execution.journal REPORT_DIR", file=sys.stderr)
-        return 2
+        print("ERROR: usage: python -m harness.execution.journal REPORT_DIR", file=sys.stderr)
+        return 4                      # a usage error, as every command line of the harness says it
     state = scan(Path(argv[1]))
     again = sorted(state.unfinished_ids())
     print(f"{len(state.done_ids())} finished, {len(again)} MISSING (started and never finished, or not run)")

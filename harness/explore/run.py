@@ -7,6 +7,8 @@ every chunk, each line headed by what produced it (SIMULATED or HARDWARE, backen
 """
 from __future__ import annotations
 
+import math
+
 import time
 from pathlib import Path
 
@@ -29,8 +31,8 @@ def parse_budget(text: str) -> float:
         value = float(number) * (scale or 1)
     except ValueError:
         raise ValueError(f"--budget {text!r}: give seconds (90, 90s), minutes (10m) or hours (1h)") from None
-    if not value > 0:
-        raise ValueError(f"--budget {text!r}: must be more than 0")
+    if not 0 < value < math.inf:              # nan fails both comparisons
+        raise ValueError(f"--budget {text!r}: must be a finite time of more than 0")
     return value
 
 

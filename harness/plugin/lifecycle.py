@@ -93,6 +93,10 @@ class Lifecycle:
                             1 if distributed else self.settings.case_workers)
         try:
             properties = executor.start(waiting=self._say_waiting)
+            # the backend's facts are known now: a --gate baseline that does not fit the run (another
+            # family, a launch time that is NaN) is refused here, before the report directory is
+            # taken, the previous run moved aside or an empty run written
+            self.reporting.baseline(properties)
             resume = self.settings.resume
             directory = Path(resume or self.reporting.report_dir(properties))
             self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args],
@@ -272,10 +276,14 @@ def _nothing_left(directory: Path) -> str | None:
     if not manifest or not manifest.get("assigned"):
         return None
     state = journal_mod.scan(directory)
-    if _will_run_again(directory, state, manifest) or state.unreadable:
+    if _will_run_again(directory, state, manifest):
         return None
+    # a damaged line (a kill cut the last one short) that leaves no assigned case without its final
+    # record changes nothing: it is named, and the run has still nothing to do
+    damaged = (f" ({len(state.unreadable)} damaged journal line(s) skipped: {', '.join(state.unreadable[:5])}"
+               f"{' ...' if len(state.unreadable) > 5 else ''})") if state.unreadable else ""
     return (f"nothing to resume: every one of the {len(manifest['assigned'])} case(s) of the run in {directory} "
-            "has a final record")
+            f"has a final record{damaged}")
 
 
 def _will_run_again(directory: Path, state, manifest: dict | None = None) -> set[str]:

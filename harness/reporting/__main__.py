@@ -18,6 +18,7 @@ from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_
 from . import perf_baseline, perf_gate, perf_summary
 from .identity import opapi_hash
 from .runs import Problem, Report, load_run
+from ..core.argv import Parser, fail, number
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
 from ..core.text import printable
@@ -119,20 +120,14 @@ def cmd_baseline(a) -> int:
     ident = run.identity
     target = bl.Target(a.backend or ident.get("backend", ""), a.family or ident.get("family", ""), a.cann_version)
     if not target.backend or not target.family:
-        print(f"{a.run}: the run names no backend/family; give --backend and --family", file=sys.stderr)
-        return 2
+        return fail(f"{a.run}: the run names no backend/family; give --backend and --family")
     if (a.benchmark or a.tolerance is not None) and not a.perf:
-        print("--benchmark and --tolerance belong to a perf baseline: give --perf", file=sys.stderr)
-        return 2
-    if (a.tolerance or 0) < 0:
-        print(f"--tolerance: must be >= 0 (0.1 is 10 %), got {a.tolerance}", file=sys.stderr)
-        return 2
+        return fail("--benchmark and --tolerance belong to a perf baseline: give --perf")
     if a.perf:
         doc = perf_baseline.from_run(run.records, ident, target, a.run, benchmark=a.benchmark, tolerance=a.tolerance)
         if not doc["cases"]:
-            print(f"{a.run}: no case of {doc['measured']['backend']}-{target.family} was measured (not a perf run)",
-                  file=sys.stderr)
-            return 2
+            return fail(f"{a.run}: no case of {doc['measured']['backend']}-{target.family} "
+                        "was measured (not a perf run)")
         path = perf_baseline.write(Path(a.output), doc)
         print(f"{path}: launch times of {len(doc['cases'])} case(s) for {target}"
               + (f" (benchmark: measured on {doc['measured']['backend']})" if a.benchmark else ""))
@@ -170,9 +165,17 @@ def cmd_sweep(a) -> int:
                      REPO_ROOT, merge_args, lambda argv: main(["merge", *argv]), a.parallel)
 
 
+PROG = "python -m harness.reporting"
+# --drift: how many times a metric's share of its threshold must have grown (1 would list every
+# unchanged metric as grown 1x, a negative value every metric); --floor: a share of a threshold;
+# --tolerance: 0.1 is 10 %
+_DRIFT = number(above=1)
+_SHARE = number(minimum=0)
+_TOLERANCE = number(minimum=0)
+
+
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.reporting", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="combine report directories into one report")
     m.add_argument("-o", "--out", required=True, help="directory for the merged report")
@@ -180,14 +183,15 @@ def main(argv=None) -> int:
     m.add_argument("--manifest", help="sweep manifest (YAML: backend, families, shards, library_sha256, soc_names)")
     m.add_argument("--gate", help="baseline file or directory; each run is gated against its target's baseline")
     m.add_argument("--previous", help="a previous merged report directory: list what changed since")
-    m.add_argument("--drift", type=float, default=2.0, help="metric drift ratio worth reporting (default 2)")
+    m.add_argument("--drift", type=_DRIFT, default=2.0, help="metric drift ratio worth reporting (> 1; default 2)")
     m.add_argument("--allow-problems", action="store_true", help="exit 0 despite missing/duplicate/identity problems")
     m.add_argument("--no-html", action="store_true")
     m.set_defaults(fn=cmd_merge)
     c = sub.add_parser("compare", help="night over night: what changed between two report directories")
     c.add_argument("now"), c.add_argument("before")
-    c.add_argument("--drift", type=float, default=2.0)
-    c.add_argument("--floor", type=float, default=0.0, help="ignore drifts of metrics under this share of their threshold")
+    c.add_argument("--drift", type=_DRIFT, default=2.0, help="metric drift ratio worth reporting (> 1; default 2)")
+    c.add_argument("--floor", type=_SHARE, default=0.0,
+                   help="ignore drifts of metrics under this share of their threshold (>= 0)")
     c.add_argument("--json", help="also write the changes as JSON here")
     c.add_argument("--fail-on-new", action="store_true", help="exit 1 when there are new failures or flakes")
     c.set_defaults(fn=cmd_compare)
@@ -198,7 +202,8 @@ def main(argv=None) -> int:
     b.add_argument("--perf", action="store_true", help="a perf baseline: each measured case's launch times")
     b.add_argument("--benchmark", action="store_true", help="with --perf: the run measured the benchmark device of "
                    "ATK's standard.perf ratios; --backend names the backend it gates")
-    b.add_argument("--tolerance", type=float, help="with --perf: the file's default tolerance (0.1: 10 %%)")
+    b.add_argument("--tolerance", type=_TOLERANCE, help="with --perf: the file's default tolerance "
+                   "(a finite number >= 0; 0.1: 10 %%)")
     b.set_defaults(fn=cmd_baseline)
     g = sub.add_parser("gate", help="gate a finished run against a baseline")
     g.add_argument("run"), g.add_argument("baseline")
@@ -220,8 +225,7 @@ def main(argv=None) -> int:
     try:
         return a.fn(a)
     except (HarnessConfigError, rec_mod.ResultsError, merge_mod.ManifestError) as e:    # baseline, shard, sweep
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(str(e))
 
 
 if __name__ == "__main__":

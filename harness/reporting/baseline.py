@@ -23,6 +23,7 @@ A mistake in a baseline file is one line naming the file and the field (Baseline
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,17 +50,43 @@ _SCHEMA = {"type": "object", "additionalProperties": False, "required": ["target
            "properties": {"target": _TARGET, **{k: {"type": ["array", "null"], "items": _ENTRY} for k in KINDS}}}
 
 PERF_KIND = "perf"
+# A number of a perf baseline is also finite (_check_numbers: JSON's NaN and Infinity are numbers to
+# a schema, and a NaN tolerance once gated nothing); each launch time finite and > 0 (_check_samples:
+# a schema would walk every sample of every case, fifty times slower than the check).
 _TOLERANCE = {"type": "number", "minimum": 0}
+_SHA256 = {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"}
+_OPT_TEXT = {"type": ["string", "null"]}
 _PERF_ENTRY = {"type": "object", "additionalProperties": False, "required": ["timing", "samples_ms"],
                "properties": {"timing": {"type": "string", "minLength": 1},
-                              "samples_ms": {"type": "array", "minItems": 1},    # values: perf_baseline.py
-                              "median_ms": {"type": "number"}, "n": {"type": "integer"},
+                              "samples_ms": {"type": "array", "minItems": 1},    # values: _check_samples
+                              "median_ms": {"type": "number", "exclusiveMinimum": 0},
+                              "n": {"type": "integer", "minimum": 1},
                               "tolerance": _TOLERANCE}}
+_MEASURED = {"type": "object",
+             "properties": {"backend": {"type": "string"}, "family": {"type": "string"}, "cann_version": _OPT_TEXT,
+                            "library_sha256": _SHA256, "timings": {"type": "array", "items": {"type": "string"}},
+                            "run": _OPT_TEXT, "started": _OPT_TEXT, "suite_commit": _OPT_TEXT}}
 _PERF_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["kind", "target", "measured", "cases"],
                 "properties": {"kind": {"const": PERF_KIND}, "target": _TARGET, "note": {"type": "string"},
-                               "measured": {"type": "object"}, "benchmark": {"type": "boolean"},
+                               "measured": _MEASURED, "benchmark": {"type": "boolean"},
                                "tolerance": _TOLERANCE,
                                "cases": {"type": "object", "additionalProperties": _PERF_ENTRY}}}
+
+
+_YAML11_BOOLS = ("yes", "no", "on", "off", "y", "n")
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that only true/false are booleans: YAML 1.1's yes/no/on/off
+    stay text (as YAML 1.2 reads them), so that `benchmark: no` is refused by the schema as the
+    case files refuse `ceilMode: no`, instead of meaning false to PyYAML and text to other tools."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
 
 
 class BaselineError(HarnessConfigError):
@@ -153,7 +180,7 @@ def read_document(path: Path) -> dict:
         except json.JSONDecodeError:
             pass                       # a YAML flow mapping: YAML says what is wrong with it
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Loader)       # noqa: S506 - a SafeLoader
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
@@ -171,14 +198,59 @@ def _validate(path: Path, doc, schema: dict) -> None:
     if errors:
         err = errors[0]
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise BaselineError(f"{path}: field {where!r}: {err.message}")
+        wanted = err.validator_value if err.validator == "type" else None
+        booleans = "boolean" in (wanted if isinstance(wanted, list) else [wanted])
+        yaml11 = booleans and isinstance(err.instance, str) and err.instance.lower() in _YAML11_BOOLS
+        raise BaselineError(f"{path}: field {where!r}: {err.message}" + (
+            f" (YAML 1.1 reads {err.instance!r} as a boolean, YAML 1.2 as text: write true or false)" if yaml11 else ""))
+
+
+def _not_finite(doc, where: str = "") -> str | None:
+    """The field of the first number in `doc` that is not finite (NaN, +-Infinity), else None."""
+    if isinstance(doc, float):
+        return None if math.isfinite(doc) else (where or "(top level)")
+    if isinstance(doc, dict):
+        items = ((f"{where}.{k}" if where else str(k), v) for k, v in doc.items())
+    elif isinstance(doc, list):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(doc))
+    else:
+        return None
+    return next((bad for field_, v in items if (bad := _not_finite(v, field_))), None)
+
+
+def _check_numbers(path: Path, doc) -> None:
+    bad = _not_finite(doc)
+    if bad:
+        raise BaselineError(f"{path}: field {bad!r}: must be a finite number (not NaN or Infinity)")
+
+
+def _check_samples(path: Path, doc: dict) -> None:
+    """Each perf entry's launch times: finite numbers > 0 (finiteness: _check_numbers), as many as its `n`."""
+    for cid, e in doc["cases"].items():
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in e["samples_ms"]):
+            raise BaselineError(f"{path}: field 'cases.{cid}.samples_ms': launch times must be finite "
+                                "positive numbers")
+        if "n" in e and e["n"] != len(e["samples_ms"]):
+            raise BaselineError(f"{path}: field 'cases.{cid}.n': {e['n']}, but samples_ms holds "
+                                f"{len(e['samples_ms'])} launch time(s)")
+
+
+def check_perf_document(path: Path, doc: dict) -> None:
+    """BaselineError (one line naming the field) unless `doc` is a perf baseline load_file() accepts:
+    perf_baseline.write() checks what it is about to write with it."""
+    _check_numbers(path, doc)
+    _validate(path, doc, _PERF_SCHEMA)
+    _check_samples(path, doc)
 
 
 def load_file(path: Path) -> Baseline:
     path = Path(path)
     doc = read_document(path)
     perf = is_perf(doc)
+    _check_numbers(path, doc)
     _validate(path, doc, _PERF_SCHEMA if perf else _SCHEMA)
+    if perf:
+        _check_samples(path, doc)
     t = doc["target"]
     _check_target_names(path, t)
     target = Target(t["backend"], t["family"], t.get("cann_version"))

@@ -154,6 +154,7 @@ def from_run(records: list[dict], identity: dict, target: bl.Target, run: str, *
 def write(path: Path, doc: dict) -> Path:
     """Write a perf baseline that baseline.load_file() reads back (one case per line: diffable)."""
     path = Path(path)
+    bl.check_perf_document(path, doc)        # never a file the gate would refuse (a NaN tolerance, a bad hash)
     path.parent.mkdir(parents=True, exist_ok=True)
     head = {k: v for k, v in doc.items() if k != "cases"}
     lines = [f"  {json.dumps(cid)}: {json.dumps(e)}" for cid, e in doc["cases"].items()]

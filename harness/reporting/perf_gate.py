@@ -4,9 +4,12 @@ A case is a REGRESSION only when (a) its median launch time exceeds the baseline
 than the tolerance, (b) the difference is significant (harness/core/perfstats.py: rank test and
 the ratio's interval), and (c) both hold again on a re-measurement. The runner re-measures a case
 once when its first sample set is flagged (needs_remeasurement()) and records the second set in
-`perf.remeasured_ms`. A case flagged by one set only is "noise (not repeated)"; one flagged with
-no second set is "not re-measured" (reported, not gating: the evidence the gate asks for is not
-there). IMPROVEMENT is judged the same way, and reported, never gating.
+`perf.remeasured_ms`. A case flagged by one set only is "noise (not repeated)". A case flagged with
+no second set (the offline `python -m harness.reporting gate RUN BASELINE`, which has only the
+run's records and the baseline file at hand, or a re-measurement that failed) keeps its first
+verdict: a REGRESSION still fails, as the live gate's would, and says plainly that it was not
+re-measured, so machine noise is not ruled out (`unconfirmed` in its verdict). IMPROVEMENT is judged
+the same way, and reported, never gating.
 
 The tolerance of a case: its baseline entry's, else its case file group's (`perf_tolerance` in the
 record), else the baseline file's, else 10 %.
@@ -32,7 +35,7 @@ from ..core.perfstats import IMPROVEMENT, REGRESSION, SAME
 
 DEFAULT_TOLERANCE = 0.10
 ALPHA = 0.01
-NOISE, NOT_REMEASURED, INCOMPARABLE = "NOISE", "NOT_REMEASURED", "INCOMPARABLE"
+NOISE, NOT_REMEASURED, INCOMPARABLE = "NOISE", "NOT_REMEASURED", "INCOMPARABLE"   # NOT_REMEASURED: older records
 LABELS = {REGRESSION: "regression", IMPROVEMENT: "improvement", NOISE: "noise (not repeated)",
           NOT_REMEASURED: "flagged once, not re-measured", INCOMPARABLE: "not comparable", SAME: "same"}
 
@@ -101,12 +104,20 @@ def needs_remeasurement(rec: dict, own: PerfBaseline | None, bench: PerfBaseline
 
 
 def combine(first: str, second: str | None) -> str:
-    """The gate's verdict from the first and the re-measured sample sets' verdicts."""
-    if first == SAME:
-        return SAME
-    if second is None:
-        return NOT_REMEASURED
+    """The gate's verdict from the first and the re-measured sample sets' verdicts. Without a second
+    set the first stands: the offline gate must give the verdict the live one gives, and a
+    slowdown it cannot re-measure is still a slowdown (verdict() says it was not re-measured)."""
+    if first == SAME or second is None:
+        return first
     return first if second == first else NOISE
+
+
+def _unconfirmed(perf: dict) -> str:
+    """What a flagged case without a second sample set says about it."""
+    why = perf.get("remeasured_why")
+    how = (f"its re-measurement failed ({why})" if why else
+           "not re-measured: this gate has only the run's records and the baseline file at hand")
+    return f"{how}, so machine noise is not ruled out"
 
 
 def _numbers(c: perfstats.Comparison, scale: float) -> dict:
@@ -135,6 +146,8 @@ def verdict(check: _Check, perf: dict) -> dict:
     out |= _numbers(first, check.scale)
     out |= {"verdict": combine(check.flagged(first), second),
             "remeasured": {**_numbers(again, check.scale), "verdict": second} if again else None}
+    if again is None and out["verdict"] != SAME:
+        out["unconfirmed"] = _unconfirmed(perf)
     return out
 
 
@@ -191,9 +204,12 @@ class PerfGate:
         files = ", ".join(p.path for p in (self.own, self.bench) if p)
         if not self.measured:
             return [f"perf: baseline {files} given, but no case of this run was measured (not a perf run)"]
-        counts = ", ".join(f"{len(self.of(v))} {LABELS[v]}" for v in (IMPROVEMENT, NOISE, NOT_REMEASURED, INCOMPARABLE))
+        counts = ", ".join(f"{len(self.of(v))} {LABELS[v]}" for v in (IMPROVEMENT, NOISE, NOT_REMEASURED, INCOMPARABLE)
+                           if v != NOT_REMEASURED or self.of(v))      # NOT_REMEASURED: only an older record's
         compared = sum(len(r.get("perf_gate") or []) for r in self.measured)
-        head = "PERF GATE PASSED" if self.passed else f"PERF GATE FAILED: {self.regressions} regression(s)"
+        unconfirmed = sum(1 for _, v in self.of(REGRESSION) if v.get("unconfirmed"))
+        head = "PERF GATE PASSED" if self.passed else f"PERF GATE FAILED: {self.regressions} regression(s)" + (
+            f", {unconfirmed} of them not re-measured, so machine noise is not ruled out" if unconfirmed else "")
         out = [f"{head} ({compared} comparison(s) against {files}: {counts})"]
         for name in (REGRESSION, IMPROVEMENT, NOISE, NOT_REMEASURED, INCOMPARABLE):
             for rec, v in self.of(name)[:limit]:
@@ -229,6 +245,8 @@ def describe(v: dict) -> str:
     again = v.get("remeasured")
     if again:
         text += f"; re-measured {again['ratio']:.3f}x [{again['ci'][0]:.3f}, {again['ci'][1]:.3f}]: {again['verdict']}"
+    elif v.get("unconfirmed"):
+        text += f"; {v['unconfirmed']}"
     return text
 
 

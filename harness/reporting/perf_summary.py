@@ -20,7 +20,7 @@ LISTED = (REGRESSION, IMPROVEMENT, NOISE, NOT_REMEASURED, INCOMPARABLE)
 def rows(records: list[dict]) -> list[dict]:
     """One row per verdict worth listing, regressions first, then by how far the ratio is from 1:
     {case_id, op, family, against, verdict, label, ratio, ci, p, tolerance, limit, remeasured_ratio,
-    remeasured_verdict, baseline, why}."""
+    remeasured_verdict, baseline, why, unconfirmed}."""
     out = []
     for rec in records:
         for v in rec.get("perf_gate") or []:
@@ -31,7 +31,8 @@ def rows(records: list[dict]) -> list[dict]:
                         "against": v["against"], "verdict": v["verdict"], "label": LABELS[v["verdict"]],
                         "ratio": v.get("ratio"), "ci": v.get("ci"), "p": v.get("p"), "tolerance": v["tolerance"],
                         "limit": v["limit"], "remeasured_ratio": again.get("ratio"),
-                        "remeasured_verdict": again.get("verdict"), "baseline": v["baseline"], "why": v.get("why")})
+                        "remeasured_verdict": again.get("verdict"), "baseline": v["baseline"], "why": v.get("why"),
+                        "unconfirmed": v.get("unconfirmed")})
     far = lambda r: -abs(r["ratio"] - 1) if r["ratio"] is not None else 0.0
     return sorted(out, key=lambda r: (LISTED.index(r["verdict"]), far(r), r["case_id"]))
 
@@ -102,7 +103,8 @@ def markdown(records: list[dict], limit: int = 100) -> list[str]:
                 out.append(f"| {r['label']} | `{r['case_id']}` | {r['family']} | {r['against']} | – | – | – | – | "
                            f"{str(r['why']).replace('|', '/')} |")
                 continue
-            again = f"{r['remeasured_ratio']:.3f}x ({r['remeasured_verdict']})" if r["remeasured_ratio"] else "–"
+            again = (f"{r['remeasured_ratio']:.3f}x ({r['remeasured_verdict']})" if r["remeasured_ratio"] else
+                     "not re-measured: noise not ruled out" if r.get("unconfirmed") else "–")
             out.append(f"| {r['label']} | `{r['case_id']}` | {r['family']} | {r['against']} | {r['ratio']:.3f}x | "
                        f"[{r['ci'][0]:.3f}, {r['ci'][1]:.3f}] | {p_text(r['p'])} | {r['limit']:.3f}x | {again} |")
         if len(listed) > limit:

@@ -107,7 +107,22 @@ def _parse_record(line: bytes) -> tuple[dict | None, str]:
         status_of(rec), raw_status_of(rec)
     except ValueError as e:
         return None, f"field 'status': {e}"
+    why = _perf_shape(rec.get("perf"))       # every perf reader (baseline --perf, the gates, the summary) reads it
+    if why:
+        return None, why
     return rec, ""
+
+
+def _perf_shape(perf) -> str:
+    """Why a record's `perf` cannot be read ('' when it can): an object (or null) whose sample lists are lists."""
+    if perf is None:
+        return ""
+    if not isinstance(perf, dict):
+        return f"field 'perf': must be an object or null, got {type(perf).__name__}"
+    for key in ("samples_ms", "remeasured_ms"):
+        if perf.get(key) is not None and not isinstance(perf[key], list):
+            return f"field 'perf.{key}': must be a list of launch times, got {type(perf[key]).__name__}"
+    return ""
 
 
 def read_records(path: Path, bad: list[str] | None = None) -> list[dict]:

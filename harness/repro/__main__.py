@@ -5,9 +5,10 @@ README.txt) and prints the one-line build command.
 """
 from __future__ import annotations
 
-import argparse
 import sys
+from pathlib import Path
 
+from ..core.argv import Parser, fail
 from ..core.errors import CaseFileError
 from ..core.families import FAMILIES
 from ..core.paths import CASES_DIR
@@ -17,7 +18,7 @@ from .writer import write_plan
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.repro", description=__doc__.split("\n\n")[1])
+    p = Parser(prog="python -m harness.repro", description=__doc__.split("\n\n")[1])
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("c", help="a standalone C program for one case")
     c.add_argument("case_id", metavar="CASE_ID", help="e.g. 'AvgPool2dBackward.windows[float32-2x3x9x9-...]'")
@@ -31,14 +32,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():      # checked first: no case is prepared for a directory never written
+        return fail(f"-o {out}: exists and is not a directory (the reproducer is a directory of files)")
     try:
         case = lookup.find(args.case_id, args.cases)
         family = args.soc or plan_mod.default_family(case)
         made_args, golden = lookup.materials(case, family)
-        out = write_plan(plan_mod.make(case, made_args, golden, family), args.out)
+        out = write_plan(plan_mod.make(case, made_args, golden, family), out)
     except (lookup.UnknownCase, CaseFileError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail(str(e))
+    except OSError as e:                        # a directory that cannot be made or written
+        return fail(f"-o {args.out}: cannot write the reproducer: {e.strerror or e}")
     print(f"wrote {out}/ (repro.c, data files, README.txt) for {case.id} on {family}")
     print(f"build: cd {out} && {BUILD_COMMAND}")
     print(f"run:   {RUN_COMMAND}")

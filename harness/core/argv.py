@@ -1,0 +1,70 @@
+"""The harness's own command lines (reporting, repro, explore, audit): one parser whose usage
+errors are what the README promises of every configuration error, one `ERROR: ...` line on
+stderr and exit status 4 (pytest's for a bad command line), never argparse's usage block and
+exit 2; and the numeric option types, each refusing what is not finite or out of its range
+(`--drift nan` once switched the drift check off silently, `--drift -1` reported every metric).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from .text import printable
+
+USAGE_ERROR = 4
+
+
+def error_line(message: str) -> str:
+    """The one line an error prints: `ERROR: <message>` (printable, on one line)."""
+    return printable(" ".join(f"ERROR: {message}".split()))
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the harness's usage errors: one `ERROR:` line, exit 4 (`--help` still exits 0).
+    Its subcommands' parsers are of this class too (argparse makes them with type(self))."""
+
+    def error(self, message: str):           # argparse: must not return
+        print(error_line(f"{self.prog}: {message}"), file=sys.stderr)
+        sys.exit(USAGE_ERROR)
+
+
+def fail(message: str) -> int:
+    """Print a validation error found after parsing (a message naming its option, file or field)
+    as one `ERROR:` line on stderr; the exit status to return (4)."""
+    print(error_line(message), file=sys.stderr)
+    return USAGE_ERROR
+
+
+def _number(kind, text: str, what: str):
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}")
+    return value
+
+
+def number(*, minimum: float | None = None, above: float | None = None, maximum: float | None = None,
+           integer: bool = False):
+    """An argparse type: a finite number (an integer with integer=True) >= minimum, > above and
+    <= maximum (each where given). Its error names the range and the value given."""
+    parts = []
+    if minimum is not None:
+        parts.append(f">= {minimum:g}")
+    if above is not None:
+        parts.append(f"> {above:g}")
+    if maximum is not None:
+        parts.append(f"<= {maximum:g}")
+    what = ("an integer" if integer else "a finite number") + (" " + " and ".join(parts) if parts else "")
+
+    def convert(text: str):
+        value = _number(int if integer else float, text, f"must be {what}")
+        if ((minimum is not None and value < minimum) or (above is not None and value <= above)
+                or (maximum is not None and value > maximum)):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    convert.__name__ = "integer" if integer else "number"      # argparse names the type in some messages
+    return convert
