@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from .._phase1 import INNER_NULLPTR, INVALID, NULLPTR, SUCCESS, UNDEFINED, Call, Rule, TensorDesc
+from .._phase1 import INNER_NULLPTR, INVALID, NULLPTR, SUCCESS, UNDEFINED, Call, Rule, TensorDesc, int64_product
 
 # SoC family -> the NpuArch the code switches on (spec README "SoC families"). A name not in the
 # table is an arch the ops' switches do not list: their "any other arch" branch.
@@ -159,8 +159,12 @@ def same_dims(rule_id: str, ref: str, other: str) -> Rule:
 def success_if_empty(rule_id: str, *names: str) -> Rule:
     """The early return of an empty input: status 0 with workspace 0 when any of the named tensors
     is empty. It writes *workspaceSize (and hands out the executor), so a NULL out-pointer there
-    is UNDEFINED rather than a status."""
+    is UNDEFINED rather than a status. opbase's IsEmpty multiplies the dims in int64: a view whose
+    element count leaves int64 has no defined answer there (found by ./run explore: N = 2^62 with
+    W = 4 wraps to 0, and the library took the early return)."""
     def check(call, family):
+        if any(int64_product(tensor(call, n).dims) is None for n in names):
+            return UNDEFINED
         if not any(is_empty(tensor(call, n)) for n in names):
             return None
         return UNDEFINED if call.null_out else SUCCESS
