@@ -34,7 +34,8 @@ def test_the_victim_of_a_heap_overrun_names_its_culprit(tmp_path):
     assert victim["status"] == "CRASH" and victim["signal"] == "SIGABRT", victim["reason"]
     assert logs.heap_corruption(victim["last_error"]), victim["last_error"]
     searched = victim["blame"]["searched"]
-    assert f"heap corruption; culprit: {culprit['case_id']} (bisected over {searched} cases)" in victim["reason"]
+    assert (f"heap corruption; culprit: {culprit['case_id']} (bisected over {searched} cases; confirmed: alone "
+            "under glibc's heap checking it dies at its own free)") in victim["reason"]
     assert searched == 9            # the 8 cases of 'before' and f289 ran in that worker before f323
     assert culprit["status"] == "FAIL" and culprit["raw_status"] == "FAIL"
     assert culprit["reason"].startswith("heap corruption: this case damages the host heap; a later case, "
@@ -162,3 +163,36 @@ def test_heap_overrun_is_documented_and_apart_from_the_scored_faults():
     later = faults_c[faults_c.index("k_later_names[] = {"):]
     assert re.findall(r'^\s*"(\w+)",', later[:later.index("};")], re.M) == ["heap_overrun"]
     assert re.search(r"^\| `heap_overrun` \|", (REPO / "swcann" / "README.md").read_text(), re.M)
+
+
+def _with_evidence(suspect_damages: bool, victim_damages: bool):
+    """A search whose victim crashes only after Op.g[3]; `confirm` says who dies alone under heap checking."""
+    history = [(_Case(i), 60.0) for i in range(8)]
+    victim = (_Case("v"), 60.0)
+    checked = []
+
+    def crashes(sequence):
+        return any(c.id == "Op.g[3]" for c, _ in sequence[:-1])
+
+    def confirm(sequence):
+        checked.append([c.id for c, _ in sequence])
+        (case, _), = sequence
+        return suspect_damages if case.id == "Op.g[3]" else victim_damages
+    return blame.find(victim, history, "free(): invalid size", crashes, confirm=confirm), checked
+
+
+def test_a_suspect_is_convicted_only_on_evidence():
+    """The bisection's suspect is the culprit only if it dies alone under glibc's heap checking; a
+    victim that does is its own culprit (an overrun into a block the earlier cases placed); neither:
+    nobody is convicted, and the reason names the suspect as unproven (issue 32: an innocent earlier
+    case was marked FAIL)."""
+    found, checked = _with_evidence(True, False)
+    assert found.culprit == "Op.g[3]" and "confirmed" in found.note and checked == [["Op.g[3]"]]
+    found, checked = _with_evidence(False, True)
+    assert found.culprit == "Op.g[v]" and checked == [["Op.g[3]"], ["Op.g[v]"]]
+    assert "the case itself" in found.for_victim() and "Op.g[3]" in found.for_victim()
+    found, _ = _with_evidence(False, False)
+    assert found.culprit is None and "not convicted" in found.note and "Op.g[3]" in found.note
+    assert "culprit not found" in found.for_victim()
+    found, _ = _search(9, 4)                    # no evidence step given: the bisection's answer stands
+    assert found.culprit == "Op.g[4]"

@@ -11,6 +11,13 @@ worker from the same zygote, on the same device slot, so each starts from the sa
 The same search runs for a case whose guard bytes (around its outputs and workspace) changed and
 that passes alone: a library that keeps an address from an earlier case and writes through it.
 A search is bounded: the last MAX_CASES cases before the victim, and BUDGET_S seconds.
+
+A prefix that makes the victim crash is no proof by itself: a case that overruns into a block it
+did not allocate crashes itself, but only where the cases before it laid the heap out so that the
+damage lands in a live block (alone it passes). So a heap-corruption suspect is convicted only on
+evidence: run alone with glibc's heap checking (`confirm`: MALLOC_CHECK_=3, MALLOC_PERTURB_), a
+damaging case dies at its own free. Where the suspect does not and the victim does, the victim did
+it; where neither does, no case is convicted and the reason names the suspect as unproven.
 """
 from __future__ import annotations
 
@@ -35,7 +42,8 @@ class Blame:
     def for_victim(self) -> str:
         """The clause of the failed case's reason."""
         if self.culprit == self.victim:
-            return f"{self.kind} ({self.signature}); it fails alone in a fresh worker too: the case itself"
+            how = self.note or "it fails alone in a fresh worker too"
+            return f"{self.kind} ({self.signature}); {how}: the case itself"
         if self.culprit:
             return f"{self.kind}; culprit: {self.culprit} (bisected over {self.searched} cases{self._noted()})"
         return f"{self.kind} ({self.signature}); culprit not found: {self.note}"
@@ -54,11 +62,13 @@ class Blame:
 
 
 def find(victim, history: list, signature: str, crashes: Callable[[list], bool],
-         budget_s: float = BUDGET_S, ran: int | None = None, kind: str = "heap corruption") -> Blame:
+         budget_s: float = BUDGET_S, ran: int | None = None, kind: str = "heap corruption",
+         confirm: Callable[[list], bool] | None = None) -> Blame:
     """victim: (case, deadline) of the failed case; history: [(case, deadline)] its worker ran
     before it, oldest first (ran: how many that was, where history keeps only the last ones);
     crashes(sequence) runs a sequence in a fresh worker and says whether it failed that way again
-    (a worker crashed; for a guard violation, the victim's guard bytes changed again)."""
+    (a worker crashed; for a guard violation, the victim's guard bytes changed again); confirm(sequence)
+    does the same in a fresh worker with glibc's heap checking (None: no evidence step)."""
     blame = Blame(victim[0].id, signature, kind=kind)
     started = time.monotonic()
     steps = [0]
@@ -91,9 +101,30 @@ def find(victim, history: list, signature: str, crashes: Callable[[list], bool],
                 hi = mid
             else:
                 lo = mid + 1
-        blame.culprit = cut[hi - 1][0].id
-        if hi > 1 and not run([cut[hi - 1], victim]):
+        suspect = cut[hi - 1]
+        blame.culprit = suspect[0].id
+        if hi > 1 and not run([suspect, victim]):
             blame.note = "it needs some of the cases before it too: the pair alone does not crash"
+        if confirm is not None:
+            _weigh_evidence(blame, suspect, victim, confirm, steps)
         return blame
     finally:
         blame.steps = steps[0]
+
+
+def _weigh_evidence(blame: Blame, suspect, victim, confirm: Callable[[list], bool], steps: list) -> None:
+    """Convict the bisection's suspect only if it damages the heap alone under glibc's checking."""
+    steps[0] += 1
+    if confirm([suspect]):
+        blame.note = "; ".join(n for n in (blame.note, "confirmed: alone under glibc's heap checking it dies "
+                                           "at its own free") if n)
+        return
+    steps[0] += 1
+    if confirm([victim]):
+        blame.culprit = victim[0].id
+        blame.note = (f"not {suspect[0].id}, which only lays the heap out for it: alone under glibc's heap "
+                      "checking the case itself dies at its own free")
+        return
+    blame.culprit = None
+    blame.note = (f"suspect {suspect[0].id} (the crash needs it before the victim) not convicted: neither it nor "
+                  "the victim shows heap damage alone under glibc's heap checking")

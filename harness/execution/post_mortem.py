@@ -126,20 +126,30 @@ class PostMortem:
         helper.share_zygote(self._zygote)
         helper.properties, helper.blames = self.properties, False     # a search step's failure is only counted
 
-        def again(sequence) -> bool:
-            helper._reap()
-            helper.start()
+        # the evidence step of a heap corruption: a fresh worker of a zygote of its own under glibc's
+        # heap checking (MALLOC_CHECK_=3), where a damaging case dies at its own free
+        checker = None
+        if kind == "heap corruption":
+            checker = type(self)({**self.settings, "malloc_check": True}, f"{self.label}-evidence")
+            checker.properties, checker.blames = self.properties, False
+
+        def on(executor, sequence) -> bool:
+            executor._reap()
+            executor.start()
             for i, (case, deadline) in enumerate(sequence):
-                got = deal([helper], case, deadline, sequence[i + 1:i + 1 + LOOKAHEAD])
-                if failed(got, i == len(sequence) - 1):
+                got = deal([executor], case, deadline, sequence[i + 1:i + 1 + LOOKAHEAD])
+                if failed(got, i == len(sequence) - 1 or checker is executor):
                     return True
             return False
         try:
-            found = blame.find(victim, history, signature, again, ran=ran, kind=kind)
+            found = blame.find(victim, history, signature, lambda seq: on(helper, seq), ran=ran, kind=kind,
+                               confirm=None if checker is None else (lambda seq: on(checker, seq)))
         except HarnessConfigError as e:
             found = blame.Blame(victim[0].id, signature, note=f"no fresh worker for the search: {e}", kind=kind)
         finally:
             helper.close()
+            if checker is not None:
+                checker.close()
         culprit = next((c for c, _ in history if c.id == found.culprit and c.id != found.victim), None)
         if culprit is not None:
             amended = self._not_judged(culprit, Status.FAIL, found.for_culprit(),
