@@ -76,18 +76,25 @@ def test_without_device_time_the_cores_decide(tmp_path):
 
 
 def test_a_long_case_does_not_leave_the_other_workers_idle(tmp_path):
-    """pytest asks for cases in order. A long case first (about 2.5 s of device time), then 32 short ones
-    (25 ms each), on two devices: while pytest waits for the long one, the other worker runs the short
-    ones, all of them, not only a fixed window ahead of it (once 2 x LOOKAHEAD per worker: 16)."""
-    _write(tmp_path, [_group("long", [(1, 1, 64, 64)], layouts=("contiguous",), values=("uniform",)),
+    """pytest asks for cases in order. A long case first (about 5.5 s of device time, slept), then 32 short
+    ones (25 ms each), on two devices: while pytest waits for the long one, the other worker runs the short
+    ones, all of them, not only a fixed window ahead of it (once 2 x LOOKAHEAD per worker: 16).
+
+    The long case is long enough for a busy machine: the short ones fit in it while each costs up to 170 ms
+    (on a quiet machine the other worker began all of its short ones within 0.75 s of the long one's start,
+    about 25 ms each, CPU included, which load stretches); a fixed window stops at 16 however long the long
+    case is. "While it ran" is told by the workers' own clock: the long one ended when its worker began its
+    next case (the pytest process may take that answer later: it once counted a case begun 14 ms after)."""
+    _write(tmp_path, [_group("long", [(1, 1, 96, 96)], layouts=("contiguous",), values=("uniform",)),
                       _group("short", SHORT)])
     env = {"SWCANN_DEVICES": "2", **DEVICE_TIME, "SWCANN_DEVICE_GBPS": "0.00001"}
     code, out, _ = _pytest(tmp_path, "-n", "0", env=env)
     assert code == 0, out[-3000:]
     records = _records(tmp_path / "rep")
     long = next(r for r in records if ".long[" in r["case_id"])
-    assert long["device_s"] > 1.0, long["device_s"]
-    end = long["started_at"] + long["timings"]["total"]
+    assert long["device_s"] > 4.0, long["device_s"]
+    after = [r["started_at"] for r in records if r["worker"] == long["worker"] and r["started_at"] > long["started_at"]]
+    end = min(after, default=long["started_at"] + long["timings"]["total"])
     meanwhile = [r for r in records if ".short[" in r["case_id"] and r["started_at"] < end]
     assert {r["worker"] for r in meanwhile} == {({"main.0", "main.1"} - {long["worker"]}).pop()}
     assert len(meanwhile) >= 28, f"{len(meanwhile)} of 32 short cases started while the long one ran"

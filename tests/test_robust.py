@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.execution import journal
+from harness.execution import deadline, journal
 from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, stop_and_wait, write_cases
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,13 +77,17 @@ def test_crashes_and_hangs_cost_only_their_own_cases(tmp_path, jobs):
         r = bad[group]
         assert r["status"] == "TIMEOUT" and r["deadline_s"] == DEADLINE_S
         assert "in _run" in r["stack"] and "Current thread" in r["stack"]               # stack dumped to the record
-    # a hang holds its worker for its deadline plus a little, and the next case there starts soon after
+    # a hang holds its worker for its own deadline (the case file's), not for the default one a case of
+    # its size would have (deadline.BASE_S, 60 s) nor longer: bounds a busy machine cannot cross (the
+    # seconds it adds to a stack dump and a fresh worker are not the point; test_pool.py's hang test
+    # says in order of events that a deadline is kept on time); the next case there ran on a new worker
     entries = _journal_entries(tmp_path / "rep")
     started = {e["case_id"]: e["t"] for e in entries if e["event"] == "start"}
     ended = {e["case_id"]: e["t"] for e in entries if e["event"] == "end"}
     for group in HANGS:
-        case_id = bad[group]["case_id"]
-        assert ended[case_id] - started[case_id] < DEADLINE_S + 2.0
+        r = bad[group]
+        assert DEADLINE_S <= r["timings"]["total"] < deadline.BASE_S, r["timings"]
+        assert ended[r["case_id"]] - started[r["case_id"]] < deadline.BASE_S
     passed = [r for r in records if r["status"] == "PASS"]
     assert len(passed) == 1000 and all(r["worker"] for r in passed)
     after_fault = [r for r in passed if r.get("recovered_from")]
@@ -247,18 +251,19 @@ def test_a_case_sent_ahead_keeps_its_own_verdict_and_deadline(tmp_path, monkeypa
                flat(executor.run(crashing, 60, ahead=[(b, 60)])),        # b was never sent: the worker is gone
                flat(executor.run(b, 60, ahead=[(hanging, DEADLINE_S)])),
                flat(executor.run(b, 60, ahead=[(hanging, DEADLINE_S)]))]  # a rerun of b: behind the hang
-        started = time.monotonic()
+        # the hang's answer, before it is asked for: (taken already, still in the worker's queue)
+        hang_answered = (hanging.id in executor.case_ids(), executor.holds(hanging))
         seq += [flat(executor.run(hanging, DEADLINE_S, ahead=[(c, 60)])), flat(executor.run(c, 60, ahead=[(d, 60)])),
                 flat(executor.run(d, 60))]
-        waited = time.monotonic() - started
     finally:
         executor.close()
     assert [r["case_id"] for r in seq] == [x.id for x in (a, crashing, b, b, hanging, c, d)]
     assert [r["status"] for r in seq] == ["PASS", "CRASH", "PASS", "PASS", "TIMEOUT", "PASS", "PASS"]
-    assert seq[1]["signal"] == "SIGSEGV" and seq[4]["deadline_s"] == DEADLINE_S
+    assert seq[1]["signal"] == "SIGSEGV" and seq[4]["deadline_s"] == DEADLINE_S <= seq[4]["duration_s"]
     # the rerun of b waited for the hang's deadline (it was queued behind it); the hang's record then
-    # came from the queue, so asking for it cost no second deadline
-    assert waited < DEADLINE_S + 2.0, waited
+    # came from the queue, so asking for it cost no second deadline: it was taken before it was asked
+    # for (said in order, not in seconds: a busy machine stretches the start-up of the fresh worker)
+    assert hang_answered == (True, False), hang_answered
     # the rerun of b ran on the fresh worker after the hang: its record says so, in the worker's order
     assert seq[3]["recovered_from"]["cause"] == "TIMEOUT" and seq[3]["recovered_from"]["case_id"] == hanging.id
 
