@@ -5,6 +5,7 @@
   baseline RUN -o FILE  write a fresh baseline from a run's results (--perf: its launch times)
   gate RUN BASELINE     gate a finished run against a baseline (exit 1 on new problems)
   render RUN            rewrite summary.md, junit.xml and report.html of a run
+  triage RUN            the failures' causes: each a short predicate over the cases' facts
   sweep -o OUT ...      run the family x shard job matrix here (separate processes), then merge
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_
 from . import perf_baseline, perf_gate, perf_summary
 from .identity import opapi_hash
 from .runs import Problem, Report, load_run
+from ..triage import triage as report_causes
 from ..core.argv import Parser, fail, number
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
@@ -70,6 +72,7 @@ def cmd_merge(a) -> int:
                "totals": {s.value: n for s, n in report.ordered_totals()}, "gate": report.gate_lines,
                "changes": report.changes, "performance": perf_summary.summary(report.records),
                "digest_splits": changes.digest_splits(report.records)}
+    summary["causes"] = report.causes().to_dict() if report.causes().failures else None
     (out / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=1) + "\n", encoding="utf-8")
     paths = writers.write_all(report, out, html=not a.no_html)
     _say(report.gate_lines)
@@ -157,6 +160,14 @@ def cmd_render(a) -> int:
     return 0
 
 
+def cmd_triage(a) -> int:
+    result = report_causes(_records_of(Path(a.run)))
+    _say(result.lines(cases=a.cases) or [f"{a.run}: no failures, no causes"])
+    if a.json:
+        Path(a.json).write_text(json.dumps(rec_mod.jsonable(result.to_dict()), indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
 def cmd_sweep(a) -> int:
     from . import sweep
     extra = [x for x in a.pytest_args if x != "--"]
@@ -211,6 +222,12 @@ def main(argv=None) -> int:
     r = sub.add_parser("render", help="rewrite a run's summary.md, junit.xml and report.html")
     r.add_argument("run"), r.add_argument("--no-html", action="store_true")
     r.set_defaults(fn=cmd_render)
+    t = sub.add_parser("triage", help="the failures' causes: each a short predicate over the cases' facts")
+    t.add_argument("run", help="a report directory (a run's or a merge's)")
+    t.add_argument("--cases", type=number(minimum=0, integer=True), default=5,
+                   help="case ids listed under each cause (default 5)")
+    t.add_argument("--json", help="also write the causes as JSON here")
+    t.set_defaults(fn=cmd_triage)
     w = sub.add_parser("sweep", help="run the family x shard job matrix as separate processes, then merge")
     w.add_argument("-o", "--out", required=True)
     w.add_argument("--families", required=True, help="comma-separated SoC families")

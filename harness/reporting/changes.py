@@ -5,12 +5,20 @@ grew by at least `drift` times (a case whose MERE doubled is worth a look even w
 Perf drifts: a case whose launch times differ between the two runs by the perf gate's statistics
 (perfstats.compare, one sample set each: a drift to look at, not a gated regression). Digest
 changes: an output whose digest changed although both runs may pass (the library now computes
-other bits). Within one run, digest_splits() lists the cases whose outputs differ between families.
+other bits). A digest change of a call whose op's spec lets its bits vary from run to run (the
+golden INFO's `order_varies(shape, attrs, family)`: atomic adds in an order the tiling does not fix)
+is listed apart, as `allowed_nondeterminism` with the spec's reason and its ulp distance, never
+among `digest_changes`; every other change stays drift. Within one run, digest_splits() lists the
+cases whose outputs differ between families.
 """
 from __future__ import annotations
 
+import functools
+import re
 from collections import defaultdict
 from pathlib import Path
+
+import golden
 
 from . import dump_meta
 from .records import family_of, metrics_of, status_of, threshold_ratio
@@ -18,7 +26,8 @@ from ..core import perfstats, ulps
 from ..core.status import Status
 
 PERF_TOLERANCE = 0.10
-KEYS = ("new_failures", "fixed", "new_flakes", "drifts", "perf_drifts", "digest_changes", "appeared", "disappeared")
+KEYS = ("new_failures", "fixed", "new_flakes", "drifts", "perf_drifts", "digest_changes", "allowed_nondeterminism",
+        "appeared", "disappeared")
 
 _BAD = frozenset({Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.MISSING})
 
@@ -38,8 +47,8 @@ def _metrics(rec: dict) -> dict[str, float]:
 
 def compare(current: list[dict], previous: list[dict], drift: float = 2.0, floor: float = 0.0,
             previous_label: str = "the previous run") -> dict:
-    """{new_failures, fixed, new_flakes, drifts, perf_drifts, digest_changes, appeared, disappeared}:
-    lists of {case_id, family, text}."""
+    """{new_failures, fixed, new_flakes, drifts, perf_drifts, digest_changes, allowed_nondeterminism,
+    appeared, disappeared}: lists of {case_id, family, text}."""
     now, before = _index(current), _index(previous)
     out = {k: [] for k in KEYS}
     out["previous"] = previous_label
@@ -68,7 +77,8 @@ def compare(current: list[dict], previous: list[dict], drift: float = 2.0, floor
                                       "text": f"{cid} ({fam}): {name} grew {b / a:.3g}x "
                                               f"({a:.3g} -> {b:.3g} of its threshold), now {s.value}"})
         out["perf_drifts"] += _perf_drift(item, rec, old)
-        out["digest_changes"] += _digest_changes(item, rec, old)
+        for change in _digest_changes(item, rec, old):
+            out["allowed_nondeterminism" if change.get("allowed") else "digest_changes"].append(change)
     for key in sorted(set(before) - set(now)):
         out["disappeared"].append({"case_id": key[1], "family": key[0], "text": f"{key[1]} ({key[0]}): not in this run"})
     return out
@@ -97,15 +107,54 @@ def _digest_changes(item: dict, rec: dict, old: dict) -> list[dict]:
     now_d, old_d = rec.get("digests") or {}, old.get("digests") or {}
     changed = [name for name in sorted(set(now_d) & set(old_d)) if now_d[name] != old_d[name]]
     dumps = _both_dumps(old, rec) if changed else None          # read once for all of the case's outputs
+    allowed = order_varies(rec, item["family"]) if changed else None
     out = []
     for name in changed:
         far = _largest_ulps(dumps, name)
         said = (f", largest distance {far['ulps']} ulp at {tuple(far['index'])} ({far['before']!r} -> {far['now']!r})"
-                if far and far["index"] is not None else "")
+                if far and far["index"] is not None else
+                ", ulp distance unknown (both runs need --dump-all)" if allowed else "")
+        head = "allowed nondeterminism: " if allowed else ""
         out.append({**item, "output": name, "before": old_d[name], "now": now_d[name], "ulps": far,
-                    "text": f"{item['case_id']} ({item['family']}): output {name} digest {old_d[name][:19]}… -> "
-                            f"{now_d[name][:19]}…, {status_of(old).value} -> {status_of(rec).value}{said}"})
+                    "allowed": allowed,
+                    "text": f"{item['case_id']} ({item['family']}): {head}output {name} digest {old_d[name][:19]}… -> "
+                            f"{now_d[name][:19]}…, {status_of(old).value} -> {status_of(rec).value}{said}"
+                            + (f" ({allowed})" if allowed else "")})
     return out
+
+
+def _golden_name(op: str) -> str:
+    """AdaptiveMaxPool2dBackward -> adaptive_max_pool2d_backward: the golden module of an op."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", op).lower()
+
+
+@functools.lru_cache(maxsize=None)
+def _order_varies_of(op: str):
+    """The op's golden INFO.order_varies, or None (no such golden, or deterministic everywhere)."""
+    name = _golden_name(op)
+    if name not in golden.available():
+        return None
+    return getattr(getattr(golden.load(name), "INFO", None), "order_varies", None)
+
+
+def order_varies(rec: dict, family: str) -> str | None:
+    """Why the op's spec lets this call's output bits differ between runs (the golden's
+    order_varies(shape, attrs, family)), or None: then a digest change is drift."""
+    varies = _order_varies_of(str(rec.get("op") or ""))
+    shape, attrs = rec.get("shape"), rec.get("attrs")
+    if varies is None or not isinstance(shape, list) or not isinstance(attrs, dict):
+        return None
+    # a case run without deterministic mode may also vary where only that mode fixes the order (the
+    # golden's order_varies takes `deterministic=False` for that; one that does not is asked as is)
+    deterministic = bool(rec.get("determinism"))
+    try:
+        try:
+            why = varies(tuple(shape), attrs, family, deterministic=deterministic)
+        except TypeError:
+            why = varies(tuple(shape), attrs, family)
+    except Exception:           # a record the golden cannot read (an older layout): no allowance
+        return None
+    return str(why) if why else None
 
 
 def _both_dumps(old: dict, rec: dict):
@@ -157,7 +206,7 @@ def digest_splits(records: list[dict]) -> list[dict]:
 def lines(changes: dict) -> list[str]:
     out = [f"changes since {changes.get('previous')}: " + ", ".join(
         f"{len(changes.get(k) or [])} {k.replace('_', ' ')}" for k in KEYS)]
-    for k in ("new_failures", "new_flakes", "drifts", "perf_drifts", "digest_changes", "fixed"):
+    for k in ("new_failures", "new_flakes", "drifts", "perf_drifts", "digest_changes", "allowed_nondeterminism", "fixed"):
         for item in (changes.get(k) or [])[:30]:
             out.append(f"  {k.replace('_', ' ')}: {item['text']}")
     return out

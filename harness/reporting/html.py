@@ -46,34 +46,76 @@ def metric_plots(report: Report) -> list[dict]:
             for op, points in report.metric_points().items()]
 
 
-def _limits(points: list[dict]) -> list[tuple[float, str]]:
-    """The limit lines of one operator's plot: per family and limit source the median of its
-    records' limits (a measured host bandwidth varies a little between workers), one line per
-    distinct (bandwidth to 3 digits, source), naming its families."""
+def _limits(points: list[dict]) -> list[tuple]:
+    """The limits of one operator's plot: per family and limit source the median of its records'
+    limits (a measured host bandwidth varies a little between workers), one entry per distinct
+    (bandwidth to 3 digits, source, bytes counted), naming its families. A limit over the bytes
+    read + written is the line time = bytes / bandwidth: (gbps, label). One over the bytes written
+    is no line in read + written bytes: (gbps, label, [(bytes, least seconds)]), each case's least time."""
     per_family: dict = defaultdict(list)
     for p in points:
         if p["limit_gbps"]:
-            per_family[(p["family"], p["limit_source"] or "source not given")].append(p["limit_gbps"])
-    lines: dict = defaultdict(list)
-    for (family, source), values in sorted(per_family.items()):
-        lines[(float(f"{statistics.median(values):.3g}"), source)].append(family)
+            per_family[(p["family"], p["limit_source"] or "source not given", p.get("limit_bytes") or "read+written")].append(p)
+    lines: dict = defaultdict(lambda: ([], []))
+    for (family, source, counts), mine in sorted(per_family.items()):
+        entry = lines[(float(f"{statistics.median(p['limit_gbps'] for p in mine):.3g}"), source, counts)]
+        entry[0].append(family)
+        entry[1].extend(mine)
     named = len(lines) > 1          # which families a line belongs to, when there is more than one
-    return [(gbps, f"{gbps:g} GB/s ({source}" + (f"; {', '.join(fams)})" if named else ")"))
-            for (gbps, source), fams in sorted(lines.items())]
+    out = []
+    for (gbps, source, counts), (fams, mine) in sorted(lines.items()):
+        label = f"{gbps:g} GB/s ({source}" + (f"; {', '.join(fams)})" if named else ")")
+        if counts == "written":
+            out.append((gbps, label + ", over the bytes written: each case's least time",
+                        [(p["bytes"], p["least_ms"] / 1000) for p in mine if p.get("least_ms")]))
+        else:
+            out.append((gbps, label))
+    return out
+
+
+# perf.timing -> what the plot's time axis measured
+TIME_AXIS = {"events": "device time", "cuda_events": "device time", "cpu_time": "CPU time (software CANN)",
+             "modelled": "modelled device time (software CANN)", "perf_counter": "host clock time"}
+
+
+def time_axis(timings) -> str:
+    """The time axis's name for the timings of a plot's records, as they were measured."""
+    names = sorted({TIME_AXIS.get(t, f"time ({t})") for t in timings}) or ["device time"]
+    return " / ".join(names)
+
+
+def _percent(p: dict) -> float | None:
+    """A case's least time (its limit) as a share of its median time, in %."""
+    return 100 * p["least_ms"] / p["median_ms"] if p.get("least_ms") else None
 
 
 def perf_plots(report: Report) -> list[dict]:
-    """Per operator: device time per launch against bytes moved (log-log) with its limit lines,
-    and the medians of the achieved bandwidth and of its share of the case's limit (both from the
-    plotted numbers: bytes / median time)."""
+    """Per operator: time per launch against bytes moved (log-log) with its limits, the time named
+    as it was measured (perf.timing), and the medians of the achieved bandwidth and of the share of
+    the case's limit (its least time over its median time)."""
     from . import plots
     out = []
     for op, points in report.perf_points().items():
         limits = _limits(points)
-        svg = plots.device_time(op, [(p["family"], p["bytes"], p["median_ms"] / 1000) for p in points], limits)
-        out.append({"op": op, "svg": svg, "n": len(points), "limits": [label for _, label in limits],
+        svg = plots.device_time(op, [(p["family"], p["bytes"], p["median_ms"] / 1000) for p in points], limits,
+                                time_axis(p.get("timing") for p in points))
+        out.append({"op": op, "svg": svg, "n": len(points), "limits": [lim[1] for lim in limits],
                     "gbps": median_of(p["gbps"] for p in points),
-                    "percent": median_of(100 * p["gbps"] / p["limit_gbps"] for p in points if p["limit_gbps"])})
+                    "percent": median_of(x for x in map(_percent, points) if x is not None)})
+    return out
+
+
+def outliers(report: Report) -> list[dict]:
+    """The measured cases with samples OUTLIER_FACTOR times off their median (perf.outliers):
+    {case_id, family, count, n, worst} (worst: the farthest sample's multiple of the median)."""
+    out = []
+    for r in report.records:
+        far = (r.get("perf") or {}).get("outliers") if isinstance(r.get("perf"), dict) else None
+        if isinstance(far, dict) and far.get("count"):
+            ratios = [o["x_median"] for o in far.get("launches") or [] if isinstance(o.get("x_median"), (int, float))]
+            worst = max(ratios, key=lambda x: max(x, 1 / x) if x > 0 else 0) if ratios else None
+            out.append({"case_id": r.get("case_id"), "family": r.get("family"), "count": far["count"],
+                        "n": r["perf"].get("n"), "worst": worst, "factor": far.get("factor")})
     return out
 
 
@@ -86,8 +128,10 @@ def performance(report: Report) -> dict:
     summary = perf_summary.summary(report.records) or {}
     return {"plots": perf_plots(report), "verdicts": summary.get("verdicts") or {}, "rows": summary.get("rows") or [],
             "stopping": summary.get("stopping"), "previous": changes.get("previous"),
-            "digest_changes": changes.get("digest_changes") or [], "perf_drifts": changes.get("perf_drifts") or [],
+            "digest_changes": changes.get("digest_changes") or [],
+            "allowed_nondeterminism": changes.get("allowed_nondeterminism") or [], "perf_drifts": changes.get("perf_drifts") or [],
             "digest_splits": digest_splits(report.records), "devices": report.device_use(),
+            "outliers": outliers(report),
             "labels": LABELS, "bins_per_decade": plots.BINS_PER_DECADE}
 
 
@@ -113,4 +157,4 @@ def render(report: Report) -> str:
                            totals=report.ordered_totals(), listed=report.listed(), slowest=report.slowest(),
                            deviations=report.deviations(), plots=metric_plots(report), perf=performance(report),
                            colours=COLOURS, order=ORDER, status_of=status_of, metrics_of=metrics_of, Status=Status,
-                           p_text=p_text)
+                           p_text=p_text, causes=report.causes())

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import io
 import math
+import textwrap
 
 import numpy as np
 from markupsafe import Markup
@@ -29,6 +30,7 @@ from ..core.text import printable
 
 PASS_COLOUR, FAIL_COLOUR, LIMIT_COLOUR = "#2e7d32", "#c62828", "#37474f"
 BINS_PER_DECADE = 10
+LEGEND_WIDTH = 62                     # characters per legend line at 7 pt: fits the 4.4 in figure
 RATIO_RANGE = (1e-6, 1e6)             # the strip plot's y axis; values beyond sit on its edges
 
 # text as <text> elements, no mathtext (a '$' in an op name is text), one small sans-serif size
@@ -115,11 +117,19 @@ def metric_strip(op: str, points: list[tuple[str, str, float]]) -> Markup:
     return _svg(fig, f"metrics-{_label(op)}")
 
 
+def _wrapped(text: str, width: int = LEGEND_WIDTH) -> str:
+    """A legend entry wrapped to lines of `width` characters: a long limit source must not run past
+    the figure's edges, where the SVG cuts it off."""
+    return textwrap.fill(text, width, break_long_words=True, break_on_hyphens=False)
+
+
 @_styled
-def device_time(op: str, points: list[tuple[str, float, float]], limits: list[tuple[float, str]]) -> Markup:
-    """Per operator, log-log: device time per launch (seconds) against bytes moved, a colour per
-    family, and each limit as the line time = bytes / bandwidth. points: (family, bytes, seconds);
-    limits: (GB/s, label)."""
+def device_time(op: str, points: list[tuple[str, float, float]], limits: list[tuple], time_name: str = "device time"
+                ) -> Markup:
+    """Per operator, log-log: time per launch (seconds; `time_name` says what measured it) against
+    bytes moved, a colour per family, and each limit: (GB/s, label) as the line time = bytes /
+    bandwidth; (GB/s, label, [(bytes, seconds)]) as each case's least time (a limit over other bytes
+    than the x axis's). points: (family, bytes, seconds)."""
     families = sorted({f for f, _, _ in points})
     fam = np.array([families.index(f) for f, _, _ in points], dtype=np.int64)
     x = np.array([b for _, b, _ in points], dtype=float)
@@ -133,15 +143,27 @@ def device_time(op: str, points: list[tuple[str, float, float]], limits: list[tu
         mine = groups[:, 0] == i
         _scatter(ax, 10.0 ** logx[mine], 10.0 ** logy[mine], counts[mine], f"C{i}", _label(name))
     span = np.array([x.min() / 2, x.max() * 2])          # a little past the cases: one case still gets a line
-    for k, (gbps, label) in enumerate(limits):
+    for k, limit in enumerate(limits):
+        gbps, label = limit[0], _wrapped(_label(f"limit {limit[1]}"))
+        if len(limit) > 2:              # each case's least time: markers, binned as the cases are
+            least = [(b, t) for b, t in limit[2] if b > 0 and t > 0]
+            if not least:
+                continue
+            lx, ly = np.log10([b for b, _ in least]), np.log10([t for _, t in least])
+            _, (bx, by), _ = _aggregate(np.zeros((len(least), 1), dtype=np.int64), lx, ly)
+            ax.scatter(10.0 ** bx, 10.0 ** by, marker="_", s=30, color=LIMIT_COLOUR, linewidths=1, clip_on=False,
+                       label=label)
+            continue
         ax.plot(span, span / (gbps * 1e9), color=LIMIT_COLOUR, linestyle=("--", ":", "-.")[k % 3], linewidth=1,
-                label=_label(f"limit {label}"), clip_on=False)
+                label=label, clip_on=False)
     ax.margins(0.05)
     for axis, unit in ((ax.xaxis, "B"), (ax.yaxis, "s")):
         axis.set_major_formatter(ticker.EngFormatter(unit=unit))
         axis.set_minor_locator(ticker.NullLocator())
     ax.set_xlabel("bytes moved (read + written)")
-    ax.set_ylabel("device time per launch (median)")
+    ax.set_ylabel(_wrapped(_label(f"{time_name} per launch (median)"), 48))
     ax.set_title(_label(op))
-    fig.legend(loc="outside lower center", frameon=False, ncols=2)      # under the axes: never over a case
+    long = any(len(lim[1]) > 24 for lim in limits)
+    # under the axes: never over a case; one column where a label is long, each wrapped to the figure's width
+    fig.legend(loc="outside lower center", frameon=False, ncols=1 if long else 2)
     return _svg(fig, f"perf-{_label(op)}")

@@ -56,6 +56,7 @@ class Recorder:
         self.perf: perf_gate.PerfGate | None = None     # the perf verdicts of a gated run
         self.gate_lines: list[str] = []       # the gate's verdict, or why there is none (a refused baseline)
         self.perf_lines: list[str] = []       # what a perf run measured, when no gate judged it
+        self.causes = None                    # the failures' causes (harness/triage), once finished
         self.utilisation: dict | None = None   # per device, busy / wall (utilisation.py), once finished
 
     def add(self, record: dict, text: str | None = None) -> None:
@@ -163,7 +164,6 @@ class Recorder:
                    "notes": [{"case_id": c, "note": n} for c, n in self.notes],
                    "gate": self.gate_lines or None, "performance": perf_summary.summary(self.records),
                    "utilisation": self.utilisation}
-        (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
         text = [self.banner, *self.table()]
         if self.notes:
             text.append(f"{len(self.notes)} case(s) carry a note: a documented claim the code does not follow, "
@@ -171,6 +171,9 @@ class Recorder:
         (self.dir / "summary.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
         run = Run(str(self.dir), self.identity, self.records, manifest, summary["duration_s"])
         report = Report(f"aclnn conformance: {run.label}", [run], self.records, gate_lines=self.gate_lines)
+        self.causes = report.causes()           # the terminal's summary ends with them (run.py)
+        summary["causes"] = self.causes.to_dict() if self.causes.failures else None
+        (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
         self._close_results()
         writers.write_all(report, self.dir, html=self.html)
         return self.dir

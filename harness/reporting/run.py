@@ -293,4 +293,6 @@ class RunReporting:
             out.append(f"STOPPED by {stopped}: {missing} case(s) MISSING; `./run suite --resume {rec.dir}` "
                        "runs only those")
         out.append(f"reports: {rec.dir} (results.jsonl, summary.md, junit.xml" + (", report.html)" if rec.html else ")"))
+        if rec.causes is not None:      # last: what a reader of many failures reads first
+            out += rec.causes.lines()
         return [printable(line) for line in out]     # a reason's ESC sequence must not reach the terminal

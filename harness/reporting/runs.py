@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import records as rec_mod
 from .records import dtype_of, family_of, status_of
+from .utilisation import consistent as utilisation_consistent
 from ..core.status import ORDER, Status
 
 # What a report lists as a problem, worst first; PASS and SKIP are only counted.
@@ -87,6 +88,16 @@ class Report:
             rows.append(row)
         return rows
 
+    def causes(self):
+        """The failures' causes (harness/triage: signatures, then the shortest predicate over the
+        cases' facts), worked out once for the records the report holds now (a gate replaces them)."""
+        key = (id(self.records), len(self.records))
+        cached = self.__dict__.get("_causes")
+        if cached is None or cached[0] != key:
+            from ..triage import triage
+            cached = self.__dict__["_causes"] = (key, triage(self.records))
+        return cached[1]
+
     def listed(self) -> list[dict]:
         """Every record that is not a plain PASS or SKIP, worst status first."""
         rank = {s: i for i, s in enumerate(LISTED)}
@@ -119,23 +130,31 @@ class Report:
     def perf_points(self) -> dict[str, list[dict]]:
         """op -> every measured case whose bytes are known: {family, bytes (read + written), median_ms,
         gbps: bytes / median time, limit_gbps and limit_source: the record's perf.limit (None, "" if
-        it names none)}."""
+        it names none), limit_bytes: which bytes the limit counts ("read+written", or "written"),
+        least_ms: those bytes over the limit (the least time a launch can take; None without a
+        limit), timing: what timed it (perf.timing)}."""
         out: dict = defaultdict(list)
         for r in self.records:
             perf = r.get("perf") or {}
             moved, median = bytes_moved(perf), perf.get("median_ms")
             if moved and _positive(median):
                 limit = perf.get("limit") if isinstance(perf.get("limit"), dict) else {}
+                gbps = limit["gbps"] if _positive(limit.get("gbps")) else None
+                counts = "written" if limit.get("bytes") == "written" else "read+written"
+                counted = (perf.get("bytes") or {}).get("written") if counts == "written" else moved
+                least = (limit["least_ms"] if _positive(limit.get("least_ms")) else
+                         counted / (gbps * 1e9) * 1e3 if gbps and _positive(counted) else None)
                 out[r.get("op", "?")].append({"family": family_of(r) or "any", "bytes": moved, "median_ms": median,
-                                              "gbps": moved / median / 1e6,
-                                              "limit_gbps": limit["gbps"] if _positive(limit.get("gbps")) else None,
-                                              "limit_source": str(limit.get("source") or "")})
+                                              "gbps": moved / median / 1e6, "limit_gbps": gbps,
+                                              "limit_source": str(limit.get("source") or ""), "limit_bytes": counts,
+                                              "least_ms": least, "timing": str(perf.get("timing") or "unknown")})
         return dict(sorted(out.items()))
 
     def device_use(self) -> list[dict]:
         """Per run and device (the record's backend.device): {run, device, cases, busy_s, wall_s,
         utilisation, sources}. busy_s: the cases' device time summed (device_time()); wall_s: the
-        run's (Run.wall_s); utilisation = busy / wall (None without a wall)."""
+        run's (Run.wall_s); utilisation = busy / wall (None without a wall, and None with `inconsistent`
+        saying why where busy exceeds wall: utilisation.consistent)."""
         runs = {r.directory: r for r in self.runs}
         busy: dict = defaultdict(lambda: {"cases": 0, "busy_s": 0.0, "sources": Counter()})
         for r in self.records:
@@ -151,9 +170,10 @@ class Report:
         out = []
         for (directory, device), row in sorted(busy.items()):
             wall = runs[directory].wall_s
+            share, inconsistent = utilisation_consistent(row["busy_s"], wall)
             out.append({"run": runs[directory].label, "device": device, "cases": row["cases"], "busy_s": row["busy_s"],
-                        "wall_s": wall, "utilisation": row["busy_s"] / wall if wall else None,
-                        "sources": dict(row["sources"].most_common())})
+                        "wall_s": wall, "utilisation": share, "sources": dict(row["sources"].most_common()),
+                        **({"inconsistent": inconsistent} if inconsistent else {})})
         return out
 
 

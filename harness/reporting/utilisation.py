@@ -13,6 +13,10 @@ wall: the span in which the run's case workers ran cases, from the first case's 
   to the last one's end (`started_at` + `timings.total`): what one run could have kept its devices
   busy for. The run's start-up (collection, the workers' torch import) is before it.
 
+One device runs one case at a time, so busy cannot exceed wall: a row whose measured busy time
+does (event times no device could have taken) gets no utilisation (null) and an `inconsistent`
+text saying so, never a share over 100 % (consistent()).
+
 summary.json (`utilisation`), summary.md and the terminal summary show it.
 """
 from __future__ import annotations
@@ -38,6 +42,17 @@ def device_time(rec: dict) -> tuple[float, str] | None:
     if isinstance(launches, (int, float)):
         return float(launches), LAUNCHES
     return None
+
+
+def consistent(busy_s: float, wall_s: float | None) -> tuple[float | None, str | None]:
+    """(busy / wall, None), or (None, why) where the measured busy time exceeds the wall time: a
+    device busy longer than the run took is a measurement that cannot be true, not a utilisation."""
+    if not wall_s:
+        return None, None
+    if busy_s > wall_s:
+        return None, (f"inconsistent: the measured device time {busy_s:.4g} s exceeds the {wall_s:.4g} s wall "
+                      "time (busy can never exceed wall on one device): the device times are not credible")
+    return busy_s / wall_s, None
 
 
 def span(records: list[dict]) -> tuple[float, float] | None:
@@ -69,8 +84,12 @@ def summary(records: list[dict]) -> dict | None:
         sources[device].add(timed[1])
     if not busy:
         return None
-    rows = [{"device": d, "cases": cases[d], "busy_s": round(busy[d], 6), "utilisation": round(busy[d] / wall, 4),
-             "source": "+".join(sorted(sources[d]))} for d in sorted(busy, key=_device_order)]
+    rows = []
+    for d in sorted(busy, key=_device_order):
+        share, inconsistent = consistent(busy[d], wall)
+        rows.append({"device": d, "cases": cases[d], "busy_s": round(busy[d], 6),
+                     "utilisation": None if share is None else round(share, 4), "source": "+".join(sorted(sources[d])),
+                     **({"inconsistent": inconsistent} if inconsistent else {})})
     return {"wall_s": round(wall, 6), "busy_s": round(sum(busy.values()), 6), "devices": rows,
             "sources": {s: SOURCES[s] for s in sorted(set().union(*sources.values()))}}
 
@@ -88,8 +107,9 @@ def lines(util: dict | None) -> list[str]:
     out = [f"device utilisation (busy / {util['wall_s']:.2f} s, the span of the run's cases; busy = "
            + "; ".join(f"{k}: {v}" for k, v in util["sources"].items()) + ")"]
     for row in util["devices"]:
-        out.append(f"  {row['device']}: {row['utilisation'] * 100:5.1f} % busy ({row['busy_s']:.2f} s), "
-                   f"{row['cases']} case(s) [{row['source']}]")
+        share = (f"{row['utilisation'] * 100:5.1f} % busy" if row.get("utilisation") is not None
+                 else row.get("inconsistent") or "utilisation unknown")
+        out.append(f"  {row['device']}: {share} ({row['busy_s']:.4g} s), {row['cases']} case(s) [{row['source']}]")
     return out
 
 
@@ -105,6 +125,7 @@ def markdown(util: dict | None) -> list[str]:
            f"Busy time over the {util['wall_s']:.2f} s in which the run's cases ran; busy = "
            + "; ".join(f"`{k}`: {v}" for k, v in util["sources"].items()) + ".", "",
            "| device | utilisation | busy (s) | cases | measured by |", "|---|---|---|---|---|"]
-    out += [f"| {_cell(r['device'])} | {r['utilisation'] * 100:.1f} % | {r['busy_s']:.3f} | {r['cases']} | {r['source']} |"
-            for r in util["devices"]]
+    out += [f"| {_cell(r['device'])} | "
+            + (f"{r['utilisation'] * 100:.1f} %" if r.get("utilisation") is not None else _cell(r.get("inconsistent") or "unknown"))
+            + f" | {r['busy_s']:.4g} | {r['cases']} | {r['source']} |" for r in util["devices"]]
     return out + [""]

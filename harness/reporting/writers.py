@@ -21,8 +21,34 @@ def _cell(text) -> str:
     return printable(str(text).replace("\n", " ")).replace("|", "\\|")
 
 
+def causes_md(report: Report, shown: int = 10) -> list[str]:
+    """The "Causes" section (harness/triage): each cause's predicate, counts and first cases; the
+    failures no short predicate explains. Nothing for a run without failures."""
+    t = report.causes()
+    if not t.failures:
+        return []
+    out = ["## Causes", "", f"{t.failures} failure(s) against {t.passing:,} passing case(s); a cause is the shortest "
+           "conjunction of the cases' facts that separates its failures from the passing cases "
+           "(`python -m harness.reporting triage RUN_DIR`).", ""]
+    for i, c in enumerate(t.causes, 1):
+        fams = f" on {', '.join(c.families)}" if len(c.families) > 1 else ""
+        out += [f"### cause {i} — {c.explained} {_cell(c.signature)}{_cell(fams)}", "", f"`{_cell(c.text)}`", "",
+                f"explains {c.explained}/{c.failures} of these failures; {c.passing_matched} of {c.passing:,} passing "
+                f"cases match (precision {c.precision:.2f}, recall {c.recall:.2f})", ""]
+        if c.equivalents:
+            out += ["equally: " + "; ".join(f"`{_cell(e)}`" for e in c.equivalents), ""]
+        out += [f"- `{_cell(x['case_id'])}` ({_cell(x['family'] or 'any')})" for x in c.cases[:shown]]
+        out += [f"- … and {len(c.cases) - shown} more" if len(c.cases) > shown else "", ""]
+    for u in t.unexplained:
+        out += [f"### unexplained — {u.failures} {_cell(u.signature)}", "", _cell(u.why), ""]
+        out += [f"- `{_cell(x['case_id'])}` ({_cell(x['family'] or 'any')})" for x in u.cases[:shown]]
+        out += [f"- … and {len(u.cases) - shown} more" if len(u.cases) > shown else "", ""]
+    return out
+
+
 def summary_md(report: Report) -> str:
     out = [f"# {_cell(report.title)}", ""]
+    out += causes_md(report)             # causes first: where a reader of many failures starts
     for run in report.runs:
         ident = run.identity
         kind = "SIMULATED (not hardware)" if ident.get("simulated") else "HARDWARE"
@@ -61,7 +87,10 @@ def summary_md(report: Report) -> str:
         out += ["## Changes since the previous run", ""]
         for key, title in (("new_failures", "new failures"), ("fixed", "fixed"), ("new_flakes", "new flakes"),
                            ("drifts", "metric drifts"), ("perf_drifts", "perf drifts"),
-                           ("digest_changes", "output digests changed"), ("appeared", "new cases"),
+                           ("digest_changes", "output digests changed"),
+                           ("allowed_nondeterminism", "output digests changed where the spec lets the bits vary "
+                                                      "(allowed nondeterminism, not drift)"),
+                           ("appeared", "new cases"),
                            ("disappeared", "cases gone")):
             items = report.changes.get(key) or []
             out.append(f"- {title}: {len(items)}")
