@@ -225,3 +225,21 @@ def test_a_faulty_run_of_the_software_cann_is_triaged(tmp_path):
     assert html.index('id="causes"') < html.index('id="failures"')
     assert '<details class="cause"' in html and "bytes mod 32 ≠ 0" in html
     assert "<script" not in html.lower() and "http://" not in html and "https://" not in html
+
+
+def test_labels_that_do_not_fit_their_rank_are_a_cause():
+    """The issue's own example: valid cases whose labels do not fit their rank, refused by the L0 rules
+    with 561103 on a correct library, are one cause, said in those words."""
+    passing = [{"case_id": f"{OP}.g[p{i}]", "op": OP, "family": "ascend910b", "kind": "valid", "dtype": "float32",
+                "status": "PASS", "shape": [2, 3, 8, 8 + i % 5], "formats": {"self": "NCHW", "gradInput": "NCHW"},
+                "group": f"g{i % 7}"} for i in range(300)]
+    refused = [{"case_id": f"{OP}.g[f{i}]", "op": OP, "family": "ascend910b", "kind": "valid", "dtype": "float32",
+                "status": "FAIL", "shape": [3, 8, 8 + i % 5], "formats": {"self": "NCHW", "gradInput": "NCHW"},
+                "group": f"g{i % 7}", "phase1": {"status": 561103, "expected": 0, "check": None},
+                "reason": "phase-1 status 561103, expected 0"} for i in range(40)]
+    passing_3d = [{**r, "case_id": r["case_id"] + "n", "shape": [3, 8, 9], "formats": {"self": "NCL", "gradInput": "NCL"}}
+                  for r in passing[:50]]
+    t = triage(passing + passing_3d + refused)
+    assert t.causes and t.causes[0].predicate in (["not: labels fit their rank"], ["not: labels are the callers'"]), \
+        t.causes[0].predicate
+    assert (t.causes[0].explained, t.causes[0].failures, t.causes[0].passing_matched) == (40, 40, 0)

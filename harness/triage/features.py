@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..core import dtypes
+from ..core import dtypes, formats
 
 MODULI = (16, 32, 48, 256)
 BLOCK_BYTES = 32
@@ -109,6 +109,13 @@ def of(rec: dict) -> list[tuple[str, str, int]]:
             add(key, next(iter(per.values())), cx)
         for tensor, v in sorted(per.items()):
             add(f"{key}({tensor})", v, cx + 1)
+    labels = rec.get("formats")
+    if isinstance(labels, dict) and labels and isinstance(shape, list):
+        # the label real callers give this rank (3-D NCL, 4-D NCHW, 5-D NCDHW), and whether every label
+        # fits its rank at all: the facts the generic L0 rules refuse on (l0_format_rules.md)
+        rank = len(shape)
+        add("labels are the callers'", all(v == formats.caller_label(rank) for v in labels.values()), _FORMAT)
+        add("labels fit their rank", all(formats.fits_rank(str(v), rank) for v in labels.values()), _FORMAT)
     values = value_class(rec)
     if values:
         add("values", values, _VALUES)
@@ -123,6 +130,8 @@ def atom_text(name: str, value: str) -> str:
         return name if value == "true" else name.replace("= 0", "≠ 0")
     if name == "empty":
         return "empty" if value == "true" else "not empty"
+    if name.startswith("labels ") and value in ("true", "false"):
+        return name if value == "true" else f"not: {name}"
     if " mod " in name:
         return f"{name} = {value}"
     return f"{name}={value}"
