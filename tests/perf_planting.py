@@ -5,13 +5,22 @@ do its work on its first `planes` (n, c) planes a second time (both of its passe
 check and the gather; the same values written again, so the result is unchanged) and builds the
 copy; it returns the install root, which a run uses through ASCEND_HOME_PATH.
 
+Each plane done again is also counted in the kernel's bytes (`job_traffic`), as the kernel
+counts a plane of its own: its index, the gradient gathered and the element written per output
+element (swcann/README.md, "Device time": the byte model; the index check is in no plane's count,
+the kernel's own neither). So under SWCANN_DEVICE_TIME=1 a launch moves exactly
+(PLANES + planes) / PLANES of the 0-plane copy's bytes and its modelled time grows by that share:
+SLOW 64/49 = 1.306x, SLIGHT 50/49 = 1.020x, in every run however busy the machine
+(tests/test_perf_mode.py). Without the model the counter is one addition per plane and the
+launch is timed as the kernels' CPU time (benchmarks/bench_perf_gate.py).
+
 The baseline of a comparison is the copy planted with 0 planes: the same code, so the only
 difference the gate sees is the work. (Against the checkout's own library a planted copy also
-differs in its code's layout, and that alone moved some cases by several per cent.) Measured on
-the cases of PLANES planes (tests/test_perf_mode.py, benchmarks/bench_perf_gate.py): SLOW planes
-are 1.29-1.38x the launch; SLIGHT (one plane) 1.00-1.08x, about 1.04x. Two planes, once taken for
-"5 %", were 1.10-1.14x on the fp32 cases: the repeated gather costs more than a plane of the
-kernel's own loop.
+differs in its code's layout, and that alone moved some cases by several per cent.) Measured as
+CPU time on the cases of PLANES planes (benchmarks/bench_perf_gate.py): SLOW planes are
+1.29-1.38x the launch; SLIGHT (one plane) 1.00-1.08x, about 1.04x (1.33-1.45x beside other load,
+why the test runs on the model). Two planes, once taken for "5 %", were 1.10-1.14x on the fp32
+cases: the repeated gather costs more than a plane of the kernel's own loop.
 """
 from __future__ import annotations
 
@@ -26,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 OP = "MaxUnpool3dBackward"
 SOURCE = "swcann/src/ops/max_unpool3d_backward.c"
 PLANES = 49       # N x C of the cases below (7 x 7)
-SLOW, SLIGHT = 15, 1        # planes done again: about 1.3x and 1.04x the launch
+SLOW, SLIGHT = 15, 1        # planes done again: 64/49 and 50/49 the modelled launch (CPU time: ~1.3x, ~1.04x)
 # MaxUnpool3d's 7x7x3x7x13 fp32 and fp16 cases, contiguous (the planted kernel is slower on each)
 SELECT = "max_unpool3d and cov_tiles and 7x7x3x7x13 and ND-contiguous-uniform and (float32 or float16)"
 
@@ -42,6 +51,8 @@ _PLANT = """    /* planted (tests/perf_planting.py): the kernel's work on the fi
                     outside += v < 0 || v >= OV;
                 }
         if (outside) return ACLNN_SUCCESS;      /* never: the check above passed */
+        /* the plane's bytes, counted as the kernel counts each of its planes */
+        job_traffic(h, (uint64_t)(out.n[2] * out.n[3] * out.n[4]) * (ix.es + 2 * es));
         for (int64_t d = 0; d < out.n[2]; d++)
             for (int64_t y = 0; y < out.n[3]; y++)
                 for (int64_t x = 0; x < out.n[4]; x++) {
@@ -83,10 +94,10 @@ def edited_root(directory: Path, source: str, edit) -> Path:
 
 
 def suite(report_dir: Path, *args, root: Path | None = None, select: str = SELECT, soc: str = "ascend910b",
-          timeout: float = 600) -> subprocess.CompletedProcess:
+          timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """A suite run from this checkout in a fresh shell: on the library at `root` (ASCEND_HOME_PATH),
-    else on the checkout's own software CANN."""
-    env = swenv.bare_env()
+    else on the checkout's own software CANN; `env`: more variables (SWCANN_DEVICE_TIME=1, ...)."""
+    env = {**swenv.bare_env(), **(env or {})}
     if root is not None:
         env["ASCEND_HOME_PATH"] = str(root)
     cmd = [sys.executable, "-m", "pytest", "cases/", "--backend", "aclnn", "-n", "0", "-q", "-p", "no:cacheprovider",

@@ -5,8 +5,10 @@ key of a case file, the bytes and bandwidth limit a record carries, both backend
 torch backend's device-event timer driven by a stand-in, as no GPU is here), and the whole path
 on the software CANN: a --perf run, a perf baseline from it, a run gated against that baseline
 (the same library passes; a baseline made faster on purpose fails the gate only after the
-re-measurement agrees), and a library with a planted 1.3x slower kernel flagged with its cases
-named while a 1.05x one is not.
+re-measurement agrees), a library with a planted slower kernel (64/49 of the launch) flagged with
+its cases named while a 50/49 one is not, and a perf fault scored by faultscore. The runs that gate
+times are on the software CANN's modelled device time, exact in every run; the same comparisons on
+the kernels' CPU time are benchmarks (benchmarks/bench_perf_gate.py, bench_perf_faults.py).
 """
 from __future__ import annotations
 
@@ -98,9 +100,11 @@ def test_max_n_caps_the_minimum_time_and_a_noisy_case_stops_at_budget_or_max_n()
     assert got["stop"] == "budget" and len(got["samples_ms"]) == 32    # 0.5 s at 1/64 s per launch
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, None])
-def test_a_launch_that_took_no_time_ran_no_kernel(bad):
-    with pytest.raises(LaunchFailed, match=r"timed launch 5 took .* ms: no work reached the stream"):
+@pytest.mark.parametrize("bad, why", [(0.0, "no work reached the stream"), (-1.0, "no work reached the stream"),
+                                      (math.nan, "not a finite time"), (math.inf, "not a finite time"),
+                                      (None, "not a finite time")])
+def test_a_launch_that_took_no_time_ran_no_kernel(bad, why):
+    with pytest.raises(LaunchFailed, match=rf"timed launch 5 took .* ms: {why}"):
         perf.sample(_launches([1.0] * 4 + [bad] + [1.0] * 100), perf.PerfSettings(warmup=3))
 
 
@@ -184,7 +188,7 @@ def test_the_peak_table_names_its_sources_and_says_unknown():
     assert peak_bandwidth.limit("cuda_events", "ascend910b")["gbps"] is None
     assert peak_bandwidth.limit("events", "ascend310p")["gbps"] == 204.8
     host = peak_bandwidth.limit("cpu_time", "ascend910b")
-    assert host["gbps"] > 0.1 and "this host's memory-copy bandwidth" in host["source"]
+    assert host["gbps"] > 0.1 and "this host's fastest store rate" in host["source"]
     assert peak_bandwidth.limit("modelled", "ascend910b", environ={"SWCANN_DEVICE_GBPS": "2.5"})["gbps"] == 2.5
     modelled = peak_bandwidth.limit("modelled", "ascend910b", environ={})
     assert modelled["gbps"] == 1600.0 and "modelled" in modelled["source"]
@@ -205,7 +209,8 @@ def test_torch_on_the_cpu_times_every_passing_case_by_the_host_clock(tmp_path):
     assert p["n"] == len(p["samples_ms"]) >= perfstats.StoppingRule().min_n and p["stop"] in perfstats.STOP_REASONS
     assert p["median_ms"] == pytest.approx(perfstats.summarize(p["samples_ms"])["median_ms"])
     assert p["bytes"] == perf.view_bytes(_args(case)) and p["gbps"] > 0
-    assert p["limit"]["percent"] == pytest.approx(100 * p["gbps"] / p["limit"]["gbps"])
+    # the share of the limit is the least time the limit allows over the median (perf.limit: least_ms)
+    assert p["limit"]["percent"] == pytest.approx(100 * p["limit"]["least_ms"] / p["median_ms"])
     assert "perf" in out.timings
     assert run_case(case, _torch(perf_all=False), None).perf is None      # not asked: not timed
 
@@ -273,7 +278,7 @@ def test_the_aclnn_backend_times_launches_with_events_on_the_case_stream(backend
     assert backend._launches() - launches == 1 + p["warmup"] + p["n"]
     assert p["phase1_ms"] > 0 and p["cold_ms"] > 0 and p["ci_ms"][0] <= p["median_ms"] <= p["ci_ms"][1]
     assert p["bytes"] == perf.view_bytes(_args(case))
-    assert "host's memory-copy bandwidth" in p["limit"]["source"] and p["limit"]["percent"] > 0
+    assert "host's fastest store rate" in p["limit"]["source"] and 0 < p["limit"]["percent"] <= 100
     assert backend.after_case() == []                           # every object of the timed launches released
 
 
@@ -365,8 +370,8 @@ SMALL = "max_pool2d and fp32_windows and 2x3x9x9 and contiguous and (ks2x2_s2x2_
 # gate does with times, not of how a kernel's CPU time varies: these cases' kernels take 4 to 10 us
 # of CPU, and on a quiet 2-core machine the same library gated against its own baseline failed the
 # gate in each of 3 tries (cases flagged at 1.7x to 4.3x, re-measured alike), past any tolerance such a
-# test could set (the CPU-time gate: test_a_planted_slower_kernel_..., and
-# benchmarks/bench_perf_gate.py for the same library gated against itself run after run).
+# test could set (the CPU-time gate, a planted slower kernel and the same library gated against
+# itself run after run, is measured by benchmarks/bench_perf_gate.py).
 MODELLED = {"SWCANN_DEVICE_TIME": "1", "SWCANN_DEVICE_GBPS": "0.01"}
 
 
@@ -456,26 +461,55 @@ def test_a_regression_the_gate_found_is_perf_and_a_failed_timed_launch_is_relaun
 
 
 @needs_swcann
-@pytest.mark.timing
-def test_faultscore_finds_a_perf_fault_through_the_gate_and_not_where_it_does_not_act(tmp_path):
-    """perf_tail_scalar on fp32 W=9 (every row ends in a partial block) is found, each flagged
-    case PERF; the same fault on W=8 rows (whole blocks) is left alone, so that entry is UNDETECTED."""
+def test_faultscore_finds_a_perf_fault_through_the_gate_and_not_where_it_does_not_act(tmp_path, monkeypatch):
+    """perf_workspace_rezero (every one of the 48 cores clears the whole workspace) on its entry's
+    AvgPool2d fp16/bf16 cases is found: those whose fp32 accumulator is in the workspace are each
+    PERF, re-measured alike, and the entry's others are SAME at exactly 1x; the same fault on the
+    same op's fp16/bf16 cases whose windows do not overlap (no accumulator in the workspace: the
+    fault does not act) is left alone, every case SAME at exactly 1x, so that entry is UNDETECTED.
+
+    On modelled device time (MODELLED, passed to faultscore's suite runs through the environment):
+    the model counts the fault's clearing as bytes (swcann/README.md, "Device time"), so the hit
+    cases are many times their baseline and the spared ones equal to it in every run, however busy
+    the machine. perf_tail_scalar, which this test used on the kernels' CPU time, moves no more
+    bytes (it stores the row tails through the scalar path) and is invisible to the model; so are
+    perf_channel_last_recompute, perf_fp16_double and perf_unaligned_width. Only
+    perf_workspace_rezero and perf_grad_input_extra_pass lengthen modelled time. The faults' CPU
+    time is benchmarks/bench_perf_faults.py's."""
     import dataclasses
     from harness.audit import faultscore
     from harness.audit.faults import PERF_FAULTS
-    hit = next(f for f in PERF_FAULTS if f.name == "perf_tail_scalar")
-    spared = dataclasses.replace(hit, select="max_pool2d_with_indices and fp32_values and 2x4x8x8 and "
-                                             "contiguous-normal")
+    for k, v in MODELLED.items():
+        monkeypatch.setenv(k, v)
+    hit = next(f for f in PERF_FAULTS if f.name == "perf_workspace_rezero")
+    spared = dataclasses.replace(hit, select="avg_pool2d and windows and float16-2x3x9x9 and NCHW-contiguous and "
+                                             "(ks2x2_s2x2_p0x0 or ks2x2_s3x3_p0x0)")
     (found,), problems = faultscore.run_score([hit], tmp_path / "hit", jobs=1)
     assert problems == []
     (missed,), problems = faultscore.run_score([spared], tmp_path / "spared", jobs=1)
     assert problems == []
-    scores = [found, missed]
-    assert found.correct, ([f.__dict__ for f in found.findings], found.error)
+
+    def gated(work: Path) -> list[dict]:
+        recs = _records(work / hit.key.replace("@op=", "-") / "fault")
+        assert recs and all(r["perf"]["timing"] == "modelled" for r in recs), recs
+        return recs
+    assert found.correct and len(found.flagged) >= 2, ([f.__dict__ for f in found.findings], found.error)
     assert all(f.cls == "PERF" and "x the baseline" in f.evidence for f in found.flagged)
-    assert not missed.detected and not missed.error and missed.findings
-    ok, lines = faultscore.summary(scores, problems)
-    assert not ok and any(line.startswith("UNDETECTED perf_tail_scalar") for line in lines)
+    flagged = {f.case_id for f in found.flagged}
+    # of the entry's cases, ks3x3 (ceil mode) runs AvgPool3DGrad, its accumulator in the workspace;
+    # ks4x4 (count_include_pad, no ceil mode) the cube path, without one
+    for r in gated(tmp_path / "hit"):
+        v = r["perf_gate"][0]
+        if r["case_id"] in flagged:
+            assert v["verdict"] == v["remeasured"]["verdict"] == "REGRESSION" and v["ratio"] > 2, v
+        else:                                   # the fault did not act: not one byte more
+            assert v["verdict"] == "SAME" and v["ratio"] == pytest.approx(1.0, rel=1e-6), v
+    assert not missed.detected and not missed.error and len(missed.findings) >= 2
+    for r in gated(tmp_path / "spared"):
+        v = r["perf_gate"][0]
+        assert v["verdict"] == "SAME" and v["ratio"] == pytest.approx(1.0, rel=1e-6), v
+    ok, lines = faultscore.summary([found, missed], problems)
+    assert not ok and any(line.startswith("UNDETECTED perf_workspace_rezero") for line in lines)
 
 
 # ---------------------------------------------------------------- a case file's perf group, end to end
@@ -537,32 +571,45 @@ def test_a_perf_group_is_timed_in_every_run_and_gated_with_its_own_tolerance(tmp
 # ---------------------------------------------------------------- a slower kernel planted by hand
 
 @needs_swcann
-@pytest.mark.timing
 def test_a_planted_slower_kernel_is_flagged_and_a_small_change_is_not(tmp_path):
-    """MaxUnpool3d's kernel made to do 15 of its 49 planes again (1.3x the launch) is a regression on
-    each of its cases, named with the op; one plane again (about 1.04x) passes the default 10 %
-    tolerance. The baseline is the same copy planted with 0 planes (same code, no extra work).
-    Timed as the kernels' CPU time: a `timing` test, alone on the machine (tests/timing_room.py)."""
+    """MaxUnpool3d's kernel made to do 15 of its 49 planes again is a regression on each of its
+    cases, named with the op, re-measured alike; one plane again passes the default 10 % tolerance.
+    The baseline is the same copy planted with 0 planes (same code, no extra work).
+
+    On modelled device time (MODELLED): the planting counts each plane it does again as the kernel
+    counts its own (tests/perf_planting.py), so the launches are exactly 64/49 = 1.306x and
+    50/49 = 1.020x the baseline's, however busy the machine. What is tested is that the extra work
+    reaches the launch's time and the gate's verdict on it. The same comparison on the kernels'
+    CPU time is benchmarks/bench_perf_gate.py's (measured 1.29-1.38x and 1.00-1.08x on a quiet
+    machine; beside other load a 1-plane copy read 1.33-1.45x, which no unit test can allow)."""
     from tests import perf_planting as P
     zero, slow = P.planted_root(tmp_path / "lib0", 0), P.planted_root(tmp_path / "slow", P.SLOW)
     slight = P.planted_root(tmp_path / "slight", P.SLIGHT)
-    proc = P.suite(tmp_path / "base", "--perf", root=zero)
+    proc = P.suite(tmp_path / "base", "--perf", root=zero, env=MODELLED)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    n = len(_records(tmp_path / "base"))
-    assert n == 4
+    base = _records(tmp_path / "base")
+    n = len(base)
+    assert n == 4 and all(r["perf"]["timing"] == "modelled" and len(set(r["perf"]["samples_ms"])) == 1
+                          for r in base), [(r["case_id"], r["perf"]) for r in base]
     baseline = _write_baseline(tmp_path / "base", tmp_path / "perf.json")
-    proc = P.suite(tmp_path / "slow", "--perf", "--gate", str(baseline), root=slow)
-    verdicts = [(r["case_id"], v["verdict"], v["ratio"], v["ci"], v.get("remeasured"))
-                for r in _records(tmp_path / "slow") for v in r["perf_gate"]]
-    assert proc.returncode == 1 and f"PERF GATE FAILED: {n} regression(s)" in proc.stdout, verdicts
+    proc = P.suite(tmp_path / "slow", "--perf", "--gate", str(baseline), root=slow, env=MODELLED)
     recs = _records(tmp_path / "slow")
-    assert all(r["op"] == P.OP and r["perf_gate"][0]["verdict"] == "REGRESSION" for r in recs)
+    verdicts = [(r["case_id"], v["verdict"], v["ratio"], v["ci"], v.get("remeasured"))
+                for r in recs for v in r["perf_gate"]]
+    assert proc.returncode == 1 and f"PERF GATE FAILED: {n} regression(s)" in proc.stdout, verdicts
+    assert len(recs) == n and all(r["op"] == P.OP and r["perf"]["remeasured_ms"] for r in recs), verdicts
+    assert all(r["perf_gate"][0]["verdict"] == r["perf_gate"][0]["remeasured"]["verdict"] == "REGRESSION"
+               for r in recs), verdicts
     assert all(f"regression   {r['case_id']}" in proc.stdout and r["case_id"].startswith(P.OP) for r in recs)
-    assert all(1.15 < r["perf_gate"][0]["ratio"] < 1.6 for r in recs), verdicts     # measured 1.29-1.38x
-    proc = P.suite(tmp_path / "slight", "--perf", "--gate", str(baseline), root=slight)
-    verdicts = [(v["verdict"], v["ratio"]) for r in _records(tmp_path / "slight") for v in r["perf_gate"]]
-    assert proc.returncode == 0, (verdicts, proc.stdout[-3000:])
-    assert all(v in ("SAME", "NOISE") for v, _ in verdicts), verdicts
+    ratio = (P.PLANES + P.SLOW) / P.PLANES                          # the bytes' share: 64/49
+    assert all(r["perf_gate"][0]["ratio"] == pytest.approx(ratio, rel=1e-6) for r in recs), verdicts
+    proc = P.suite(tmp_path / "slight", "--perf", "--gate", str(baseline), root=slight, env=MODELLED)
+    recs = _records(tmp_path / "slight")
+    verdicts = [(v["verdict"], v["ratio"]) for r in recs for v in r["perf_gate"]]
+    assert proc.returncode == 0 and "PERF GATE PASSED" in proc.stdout, (verdicts, proc.stdout[-3000:])
+    assert len(verdicts) == n and all(v == "SAME" for v, _ in verdicts), verdicts
+    ratio = (P.PLANES + P.SLIGHT) / P.PLANES                        # 50/49: slower, under the tolerance
+    assert all(r == pytest.approx(ratio, rel=1e-6) for _, r in verdicts), verdicts
 
 
 def test_the_planting_fails_loudly_when_the_kernel_changed():
