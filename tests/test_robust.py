@@ -366,6 +366,10 @@ def test_sigterm_stops_the_run_as_ctrl_c_does(tmp_path, jobs, whom):
     summary = json.loads((rep / "summary.json").read_text())
     assert summary["identity"]["stopped"].startswith("SIGTERM at "), summary["identity"]
     assert '<property name="stopped" value="SIGTERM at ' in (rep / "junit.xml").read_text()
+    # the grace period is for the records: report.html and summary.md say what was left out and how
+    # to draw it (plots and causes cost seconds a runner's 10 s before SIGKILL does not give)
+    assert "left out so that the run stops within seconds" in (rep / "report.html").read_text()
+    assert "python -m harness.reporting render" in (rep / "summary.md").read_text()
     assert "STOPPED by SIGTERM at " in out and f"{by_status['MISSING']} case(s) MISSING" in out, out
     code, out, _ = _pytest(tmp_path, "-q", "-n", jobs, "--resume", str(rep), report=None)
     assert code == 0, out

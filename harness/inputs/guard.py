@@ -34,10 +34,7 @@ if TYPE_CHECKING:
 PERIOD = 4093       # prime
 SHOWN = 8           # bytes of a damaged run a report quotes
 
-BEFORE_VIEW = "before the view"
-STRIDE_GAP = "stride gap"
-AFTER_TAIL = "after the tail"
-WORKSPACE_TAIL = "workspace tail"
+from ..core.regions import AFTER_TAIL, BEFORE_VIEW, STRIDE_GAP, WORKSPACE_TAIL  # noqa: E402,F401 (re-exported)
 
 
 _BASE = (np.frombuffer(hashlib.shake_256(b"aclnn guard bytes").digest(PERIOD), dtype=np.uint8) & 0x8F) | 0x30

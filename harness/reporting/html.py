@@ -122,17 +122,22 @@ def outliers(report: Report) -> list[dict]:
 def performance(report: Report) -> dict:
     """The performance section: plots, the perf gate's verdicts (perf_summary.rows), how sampling
     went, bit and perf drift (report.changes, and digests that differ between families), and each
-    device's busy share of its run."""
-    from . import plots
+    device's busy share of its run. A brief report (a stopped run) draws no plots and never imports
+    the plotting library."""
     changes = report.changes or {}
     summary = perf_summary.summary(report.records) or {}
-    return {"plots": perf_plots(report), "verdicts": summary.get("verdicts") or {}, "rows": summary.get("rows") or [],
+    if report.brief:
+        drawn, bins = [], None
+    else:
+        from . import plots
+        drawn, bins = perf_plots(report), plots.BINS_PER_DECADE
+    return {"plots": drawn, "verdicts": summary.get("verdicts") or {}, "rows": summary.get("rows") or [],
             "stopping": summary.get("stopping"), "previous": changes.get("previous"),
             "digest_changes": changes.get("digest_changes") or [],
             "allowed_nondeterminism": changes.get("allowed_nondeterminism") or [], "perf_drifts": changes.get("perf_drifts") or [],
             "digest_splits": digest_splits(report.records), "devices": report.device_use(),
             "outliers": outliers(report),
-            "labels": LABELS, "bins_per_decade": plots.BINS_PER_DECADE}
+            "labels": LABELS, "bins_per_decade": bins}
 
 
 _TEMPLATE = "report.html.j2"
@@ -155,6 +160,7 @@ def render(report: Report) -> str:
     template = _ENV.get_template(_TEMPLATE)
     return template.render(report=report, families=report.families, matrix=report.matrix(),
                            totals=report.ordered_totals(), listed=report.listed(), slowest=report.slowest(),
-                           deviations=report.deviations(), plots=metric_plots(report), perf=performance(report),
+                           deviations=report.deviations(), plots=[] if report.brief else metric_plots(report),
+                           perf=performance(report),
                            colours=COLOURS, order=ORDER, status_of=status_of, metrics_of=metrics_of, Status=Status,
                            p_text=p_text, causes=report.causes())

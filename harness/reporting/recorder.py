@@ -171,6 +171,10 @@ class Recorder:
         (self.dir / "summary.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
         run = Run(str(self.dir), self.identity, self.records, manifest, summary["duration_s"])
         report = Report(f"aclnn conformance: {run.label}", [run], self.records, gate_lines=self.gate_lines)
+        if self.extra.get("stopped"):
+            # the runner's grace period (10 s before SIGKILL) is for the records and the summaries
+            report.brief = (f"stopped by {self.extra['stopped']}: the plots and the causes are left out so that the "
+                            f"run stops within seconds; `python -m harness.reporting render {self.dir}` draws them")
         self.causes = report.causes()           # the terminal's summary ends with them (run.py)
         summary["causes"] = self.causes.to_dict() if self.causes.failures else None
         (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")

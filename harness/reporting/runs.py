@@ -58,6 +58,9 @@ class Report:
     problems: list[Problem] = field(default_factory=list)
     gate_lines: list[str] = field(default_factory=list)
     changes: dict | None = None           # night-over-night comparison (compare.py), when given
+    # a run stopped by a signal: why its plots and causes are left out (they cost seconds a runner's
+    # grace period does not give); `python -m harness.reporting render` draws them later
+    brief: str | None = None
 
     # ---------------------------------------------------------------- derived views
 
@@ -95,7 +98,7 @@ class Report:
         cached = self.__dict__.get("_causes")
         if cached is None or cached[0] != key:
             from ..triage import triage
-            cached = self.__dict__["_causes"] = (key, triage(self.records))
+            cached = self.__dict__["_causes"] = (key, triage([] if self.brief else self.records))
         return cached[1]
 
     def listed(self) -> list[dict]:

@@ -1,6 +1,7 @@
 """summary.md and junit.xml, written from a Report (model.py)."""
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from .changes import digest_splits
@@ -24,6 +25,8 @@ def _cell(text) -> str:
 def causes_md(report: Report, shown: int = 10) -> list[str]:
     """The "Causes" section (harness/triage): each cause's predicate, counts and first cases; the
     failures no short predicate explains. Nothing for a run without failures."""
+    if report.brief:
+        return [f"_{report.brief}_", ""]
     t = report.causes()
     if not t.failures:
         return []
@@ -180,7 +183,22 @@ def write_all(report: Report, directory: Path, html: bool = True) -> dict[str, P
     paths["summary.md"].write_text(summary_md(report) + "\n", encoding="utf-8")
     paths["junit.xml"].write_bytes(junit_xml(report))
     if html:
-        from .html import render
         paths["report.html"] = directory / "report.html"
-        paths["report.html"].write_text(render(report), encoding="utf-8")
+        if report.brief:        # a stopped run: its grace period is for the records (render draws the rest)
+            paths["report.html"].write_text(brief_html(report), encoding="utf-8")
+        else:
+            from .html import render
+            paths["report.html"].write_text(render(report), encoding="utf-8")
     return paths
+
+
+def brief_html(report: Report) -> str:
+    """The report.html of a stopped run: its title, totals and why the rest is left out (self-contained,
+    no script, no link, as the full report)."""
+    import html as html_mod
+    totals = Counter(status_of(r).value for r in report.records)
+    rows = "".join(f"<li>{html_mod.escape(k)}: {n}</li>" for k, n in sorted(totals.items()))
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html_mod.escape(report.title)}"
+            f"</title></head><body><h1>{html_mod.escape(report.title)}</h1><p class=\"brief\">"
+            f"{html_mod.escape(report.brief)}</p><ul>{rows}</ul><p>summary.md, summary.json, junit.xml and "
+            "results.jsonl hold every case.</p></body></html>\n")

@@ -12,13 +12,13 @@ import re
 
 from ..core.perfstats import REGRESSION
 from ..core.status import Status, parse
-from ..inputs import guard
+from ..core import regions
 from ..judge import reasons
 
 # the library's message names the check that refused a call (harness/judge/runner.py reads it alike)
 _CHECK_IN_MESSAGE = re.compile(r"check ((?:B|L0\.)[\w.]+) failed")
 _LAUNCHED_ON_EMPTY = re.compile(r"^empty .*: phase 2 launched \d+ kernel")
-_REGIONS = (guard.BEFORE_VIEW, guard.STRIDE_GAP, guard.AFTER_TAIL, guard.WORKSPACE_TAIL)
+_REGIONS = regions.REGIONS
 _PASSING = (Status.PASS, Status.UNEXPECTED_PASS)
 
 
