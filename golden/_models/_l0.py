@@ -15,6 +15,8 @@ from .._phase1 import Call
 FIXED_RANK = {"NCL": 3, "NCHW": 4, "NHWC": 4, "HWCN": 4, "FRACTAL_Z": 4, "NCDHW": 5, "NDHWC": 5, "DHWCN": 5,
               "NC1HWC0": 5, "NDC1HWC0": 6}
 
+# These two tables restate harness/core/formats.py's FIXED_RANK and CALLER_LABELS on purpose: the
+# models are written from the spec alone and import nothing of the harness (an import contract).
 # What torch_npu / op-plugin pass for a tensor in a base format: the label of its rank, ND for any
 # other rank (op_api_common.cpp:918-929, l0_format_rules.md section 3)
 RANK_LABEL = {3: "NCL", 4: "NCHW", 5: "NCDHW"}
@@ -43,16 +45,11 @@ def rank(call: Call, name: str) -> int | None:
     return None if t is None else t.rank
 
 
-def label(call: Call, name: str) -> str | None:
-    t = call.tensors.get(name)
-    return None if t is None else t.format
-
-
-def result_relabel_refused(call: Call, name: str, at_rank: int | None = None) -> bool:
+def result_relabel_refused(call: Call, name: str) -> bool:
     """R1(b): the kernel result, squeezed back, is relabelled with `name`'s own label; refused when
-    that label does not fit `name`'s rank (or `at_rank`). A NULL tensor is no refusal here."""
+    that label does not fit `name`'s rank. A NULL tensor is no refusal here."""
     t = call.tensors.get(name)
-    return t is not None and reformat_refuses(t.format, t.rank if at_rank is None else at_rank)
+    return t is not None and reformat_refuses(t.format, t.rank)
 
 
 def ranks_differ_from(call: Call, ref: str, *others: str) -> bool:

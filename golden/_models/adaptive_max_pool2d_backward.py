@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from .._phase1 import INNER_NULLPTR, INVALID, Call, Phase1, Phase1Model
 from ._l0 import caller_label, reformat_refuses, viewcopy_refuses
-from ._checks import (INT32_MAX, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, no_private_format,
-                      not_null, out_pointers_written, rank_in, rule, same_dtype, same_format, success_if_empty,
+from ._checks import (INT32_MAX, UNDEFINED, contiguous, dtype_in, inner_nullptr_if, invalid_if, is_regbase,
+                      no_private_format, not_null, out_pointers_written, rank_in, rule, same_dtype, same_format, success_if_empty,
                       tensor)
 
 TENSORS = ("self", "gradInput", "gradOutput", "indices")
@@ -84,19 +84,19 @@ def _adaptive_tiling(call, family):
     return INNER_NULLPTR if 0 in xd or xd[:2] != gd[:2] else None
 
 
-def _result_relabel(call, family):
+def _result_relabel(call, family) -> bool:
     """L0.R1 (A2D:184-187): a 4-D result is squeezed from 5-D and relabelled with gradOutput's
     label; a label of another fixed rank (NCL, NCDHW, ...) is refused. A 3-D input was relabelled
     NCHW on the way in, which fits."""
     grad = tensor(call, "gradOutput")
-    return INNER_NULLPTR if grad.rank == 4 and reformat_refuses(grad.format, 4) else None
+    return grad.rank == 4 and reformat_refuses(grad.format, 4)
 
 
-def _copy_into_grad_input(call, family):
+def _copy_into_grad_input(call, family) -> bool:
     """L0.R2 (A2D:189-194): a 3-D result is relabelled NCL (A2D:103-117), and the final ViewCopy
     refuses a gradInput labelled anything else, ND included (the doc's only label)."""
     out = tensor(call, "gradInput")
-    return INNER_NULLPTR if out.rank == 3 and viewcopy_refuses("NCL", out.format) else None
+    return out.rank == 3 and viewcopy_refuses("NCL", out.format)
 
 
 MODEL = Phase1Model((
@@ -113,8 +113,8 @@ MODEL = Phase1Model((
     invalid_if("B11", _plane_over_int32),
     success_if_empty("B12", "gradOutput", "self", "indices"),
     rule("B16", _adaptive_tiling),
-    rule("L0.R1", _result_relabel),
-    rule("L0.R2", _copy_into_grad_input),
+    inner_nullptr_if("L0.R1", _result_relabel),
+    inner_nullptr_if("L0.R2", _copy_into_grad_input),
     out_pointers_written("out-pointers"),
 ))
 

@@ -234,12 +234,6 @@ def _array_data_invalid(kernel, stride, padding) -> bool:
 
 # ------------------------------------------------------------------ B.2 the 950 path
 
-def regbase_global_path(call, family, scratch):
-    # the global path's graph build fails only on allocation (untestable); the path goes on to
-    # the L0 rules, which read it from the call (_path)
-    return None
-
-
 def regbase_array_data(call, family, scratch):
     # on the raw arrays: the kernel/padding length rule is skipped on regbase (AP:70-74)
     if family not in REGBASE or _is_global(call):
@@ -279,11 +273,6 @@ def regbase_tiling(call, family, scratch):
 
 
 # ------------------------------------------------------------------ B.3 every other SoC
-
-def legacy_global_path(call, family, scratch):
-    # as B2.2: nothing an argument reaches; the path goes on to the L0 rules
-    return None
-
 
 def legacy_cube_only(call, family, scratch):
     # 910, 310P, 310B (and any SoC that is neither A2/A3 nor regbase): the cube path or nothing
@@ -402,10 +391,8 @@ MODEL = Phase1Model((
     Rule("B1.15", cube_math_type_known),
     Rule("B1.16", self_shape_is_grad_input),
     Rule("B1.18", empty_returns_success),
-    Rule("B2.2", regbase_global_path),
     Rule("B2.3", regbase_array_data),
     Rule("B2.4", regbase_tiling),
-    Rule("B3.1", legacy_global_path),
     Rule("B3.2", legacy_cube_only),
     Rule("B3.3", a2a3_cube_or_3d),
     Rule("L0.R3.cube", cube_transdata_self),
