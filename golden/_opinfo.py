@@ -11,6 +11,8 @@ from typing import Callable
 
 import torch
 
+from platforms import FAMILIES as PLATFORM_FAMILIES
+
 FLOATS = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 INTS = [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64]
 
@@ -44,8 +46,13 @@ class Forward:
     index_dtype: torch.dtype | None = None      # indices' dtype when the case names none
 
 
-A2A3 = ("ascend910b", "ascend910_93")
-ALL_FAMILIES = A2A3 + ("ascend950", "ascend910", "ascend310p")
+FAMILIES = tuple(f.name for f in PLATFORM_FAMILIES)
+# SocVersion ASCEND910B / ASCEND910_93, the families the ops' A2/A3 branches name: those of NpuArch DAV_2201
+A2A3 = tuple(f.name for f in PLATFORM_FAMILIES if f.arch == "DAV_2201")
+
+
+def families_but(*names: str) -> tuple[str, ...]:
+    return tuple(f for f in FAMILIES if f not in names)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,9 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+import platforms
+from platforms import PLATFORM_FILE, cheader
+
 VERSION = "0.1.0"
 # what a real install's ascend_toolkit_install.info would carry; swcann models
 # the CANN master snapshot the spec was read from (CANN 9.x era, acl_abi.md)
@@ -111,7 +114,21 @@ def _sources(sub: str, op_dirs: list[pathlib.Path]) -> list[pathlib.Path]:
 
 def _inputs(op_dirs: list[pathlib.Path] = ()) -> list[pathlib.Path]:
     files = [p for d in (SRC, INC, *op_dirs) for p in d.rglob("*") if p.suffix in (".c", ".h")]
-    return sorted(files) + [pathlib.Path(__file__).resolve()]
+    platform_files = [PLATFORM_FILE, pathlib.Path(platforms.__file__).resolve(), pathlib.Path(cheader.__file__).resolve()]
+    return sorted(files) + platform_files + [pathlib.Path(__file__).resolve()]
+
+
+def _render_headers(root: pathlib.Path) -> pathlib.Path:
+    """The tree's include/ (acl.h's aclDataType enumerators written from platforms/platform.yaml) and a
+    private gen/ directory holding swc_platform.h; returns gen/."""
+    include = root / "include"
+    shutil.copytree(INC, include)
+    acl_h = include / "acl" / "acl.h"
+    acl_h.write_text(cheader.render_acl_h(acl_h.read_text()))
+    gen = root / "gen"
+    gen.mkdir()
+    (gen / "swc_platform.h").write_text(cheader.header())
+    return gen
 
 
 def _content_hash(cc: list[str], cflags: list[str], op_dirs: list[pathlib.Path] = ()) -> str:
@@ -140,13 +157,14 @@ def _build_into(root: pathlib.Path, cc: list[str], cflags: list[str], digest: st
                 op_dirs: list[pathlib.Path]) -> None:
     obj = root / "obj"
     obj.mkdir()
+    gen = _render_headers(root)
     jobs = []  # (lib, source, object)
     for _, lib, dirs, _, _ in LIBS:
         for d in dirs:
             for i, src in enumerate(_sources(d, op_dirs)):
                 jobs.append((lib, src, obj / f"{d}_{i:03d}_{src.stem}.o"))
     op_inc = ["-I", str(SRC / OPS)]  # op files outside src/ops include "common.h" too
-    compile_cmds = [cc + cflags + ["-I", str(INC)] + op_inc + ["-c", str(s), "-o", str(o)]
+    compile_cmds = [cc + cflags + ["-I", str(root / "include"), "-I", str(gen)] + op_inc + ["-c", str(s), "-o", str(o)]
                     for _, s, o in jobs]
     with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
         for f in [pool.submit(_run, c) for c in compile_cmds]:
@@ -161,7 +179,7 @@ def _build_into(root: pathlib.Path, cc: list[str], cflags: list[str], digest: st
         ldflags = LDFLAGS + ([] if lazy_undefined else ["-Wl,--no-undefined"])
         _run(cc + cflags + ldflags + [f"-Wl,-soname,{lib}", "-o", str(root / d / lib)] + objs + search + deps)
     shutil.rmtree(obj)
-    shutil.copytree(INC, root / "include")
+    shutil.rmtree(gen)
     (root / "opp").mkdir()          # ASCEND_OPP_PATH points here, as set_env.sh exports it
     for h in (h for d in op_dirs for h in sorted(d.glob("*.h"))):
         shutil.copy2(h, root / "include" / "aclnnop" / h.name)
@@ -181,7 +199,7 @@ def _build_into(root: pathlib.Path, cc: list[str], cflags: list[str], digest: st
         "ldflags": " ".join(LDFLAGS),
         "asan": "1" if asan else "0",
         "op_dirs": os.pathsep.join(map(str, op_dirs)),
-        "soc_env": "SWCANN_SOC (default ascend910b)",
+        "soc_env": f"SWCANN_SOC (default {platforms.SOFTWARE_CANN_DEFAULT})",
     }
     # written last: its presence marks a complete tree
     (root / "swcann.info").write_text("".join(f"{k}={v}\n" for k, v in info.items()))

@@ -84,7 +84,8 @@ def edited_root(directory: Path, source: str, edit) -> Path:
     directory = Path(directory)
     if directory.exists():
         shutil.rmtree(directory)
-    shutil.copytree(REPO / "swcann", directory / "swcann", ignore=shutil.ignore_patterns("__pycache__"))
+    for part in ("swcann", "platforms"):        # the build writes its platform header from platforms/
+        shutil.copytree(REPO / part, directory / part, ignore=shutil.ignore_patterns("__pycache__"))
     src = directory / source
     src.write_text(edit(src.read_text()))
     done = subprocess.run([sys.executable, "-m", "swcann.build"], cwd=directory, capture_output=True, text=True,

@@ -141,8 +141,8 @@ def test_module_attributes_match_tables():
 def test_harness_dtypes_match_torch_npu_mapping(spec, doc_dtypes):
     """harness/core/dtypes.py maps torch dtypes the way torch_npu does (spec 3.1, CalcuOpUtil.cpp)."""
     mapping = dict(re.findall(r"(\w+)→(ACL_\w+)", _section(spec, "3.1 aclDataType")))
-    for d in (d for d in dtypes.ALL if d.torch is not None):   # the ones the harness computes with
-        torch_name = str(d.torch).removeprefix("torch.")
+    for d in (d for d in dtypes.ALL if d.torch_name):   # the ones the harness computes with
+        torch_name = d.torch_name
         assert torch_name in mapping, f"spec has no torch_npu mapping for {torch_name}"
         assert d.acl == doc_dtypes[mapping[torch_name]], d.name
 

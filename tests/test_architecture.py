@@ -22,7 +22,7 @@ def _lint(root: Path) -> subprocess.CompletedProcess:
 def _copy(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("harness", "golden", "swcann"):
+    for name in ("platforms", "harness", "golden", "swcann"):
         shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / "pyproject.toml", root)
     return root
@@ -56,10 +56,10 @@ def test_an_upward_import_is_caught(tmp_path, module, line, contract):
 
 
 def _module_cycles(root: Path) -> list[list[str]]:
-    """Every import cycle between modules of harness, golden and swcann (strongly connected
+    """Every import cycle between modules of platforms, harness, golden and swcann (strongly connected
     components of more than one module), imports inside functions included."""
     import grimp
-    graph = grimp.build_graph("harness", "golden", "swcann", cache_dir=None)
+    graph = grimp.build_graph("platforms", "harness", "golden", "swcann", cache_dir=None)
     modules = sorted(graph.modules)
     edges = {m: sorted(graph.find_modules_directly_imported_by(m) & set(modules)) for m in modules}
     index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
@@ -104,7 +104,7 @@ def test_a_planted_cycle_is_caught(tmp_path, monkeypatch):
     path = root / "harness" / "core" / "status.py"      # records imports status: now each reaches the other
     path.write_text(path.read_text() + "\n\ndef _late():\n    from harness.reporting import records  # noqa: planted\n")
     monkeypatch.syspath_prepend(str(root))
-    for name in [m for m in sys.modules if m.split(".")[0] in ("harness", "golden", "swcann")]:
+    for name in [m for m in sys.modules if m.split(".")[0] in ("platforms", "harness", "golden", "swcann")]:
         monkeypatch.delitem(sys.modules, name)
     cycles = _module_cycles(root)
     assert any("harness.core.status" in c and "harness.reporting.records" in c for c in cycles), cycles

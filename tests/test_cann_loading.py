@@ -75,12 +75,12 @@ def test_every_platform_config_soc_maps_to_its_family(name, family):
     assert families.family_of_soc_name(name) == family
 
 
-def test_unknown_soc_name_is_one_line_naming_it_and_the_prefixes():
+def test_unknown_soc_name_is_one_line_naming_it_and_the_patterns():
     with pytest.raises(families.UnknownSocError) as e:
         families.family_of_soc_name("Ascend999X")
     text = str(e.value)
     assert "\n" not in text and "'Ascend999X'" in text
-    for prefix in ("Ascend910B<1-4>", "Ascend910_93", "Ascend910_95", "Ascend950", "Ascend310P"):
+    for prefix in ("Ascend910B[1-4]*", "Ascend910_93", "Ascend910_95", "Ascend950", "Ascend310P"):
         assert prefix in text, text
 
 

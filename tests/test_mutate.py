@@ -55,7 +55,7 @@ def test_an_entry_without_a_reason_or_with_an_unknown_class_is_refused(tmp_path)
 def _copy(tmp_path: Path) -> Path:
     """What judge() needs of a scratch copy: the software CANN's sources and harness.acl.setenv."""
     copy = tmp_path / "repo"
-    for part in ("swcann", "harness"):
+    for part in ("swcann", "platforms", "harness"):
         shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
     return copy
 

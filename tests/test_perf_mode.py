@@ -28,7 +28,7 @@ import yaml
 from harness import inputs
 from harness.backends.base import LaunchFailed
 from harness.backends.torch_backend import TorchBackend, event_timer, host_timer
-from harness.core import perfstats
+from harness.core import families, perfstats
 from harness.core.errors import CaseFileError
 from harness.core.status import Status
 from harness.judge import peak_bandwidth, perf
@@ -179,9 +179,9 @@ def test_bytes_are_the_views_not_the_storage(tmp_path):
 
 
 def test_the_peak_table_names_its_sources_and_says_unknown():
-    assert peak_bandwidth.peak_of("ascend950", "Ascend950DT_9591").gbps == 4000.0
-    assert peak_bandwidth.peak_of("ascend950", "Ascend950PR_9579").gbps == 1600.0
-    assert all(p.source for p in peak_bandwidth.PEAKS)
+    assert peak_bandwidth.peak_of("ascend950", "Ascend950DT_9591").peak_gbps == 4000.0
+    assert peak_bandwidth.peak_of("ascend950", "Ascend950PR_9579").peak_gbps == 1600.0
+    assert all(peak_bandwidth.peak_of(f).source for f in families.FAMILIES)
     unknown = peak_bandwidth.limit("events", "ascend310b", "Ascend310B1")
     assert unknown["gbps"] is None and unknown["source"].startswith("unknown")
     assert peak_bandwidth.limit("events", "nosuchfamily")["gbps"] is None

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.core import dtypes, formats
+from platforms import cheader
 from swcann import build as swbuild
 from tests import swenv
 
@@ -155,11 +156,14 @@ int main(void)
 """
 
 
-def _c_type_tables(tmp_path: Path) -> tuple[dict, dict]:
+def _c_type_tables(tmp_path: Path, root: Path) -> tuple[dict, dict]:
+    """The tables as the libraries compile them: the built tree's acl.h, the platform header the build
+    generates (written here again from the same file), swc_types.h from the sources."""
     src, exe = tmp_path / "dump.c", tmp_path / "dump"
     src.write_text(_TABLE_DUMP)
+    (tmp_path / "swc_platform.h").write_text(cheader.header())
     cc = shlex.split(os.environ.get("CC") or "cc")
-    r = subprocess.run(cc + ["-std=c11", "-Wall", "-Werror", "-I", str(REPO / "swcann" / "include"),
+    r = subprocess.run(cc + ["-std=c11", "-Wall", "-Werror", "-I", str(root / "include"), "-I", str(tmp_path),
                              "-I", str(REPO / "swcann" / "src" / "shared"), str(src), "-o", str(exe)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -170,25 +174,25 @@ def _c_type_tables(tmp_path: Path) -> tuple[dict, dict]:
     return c_dtypes, c_formats
 
 
-def test_c_type_table_matches_python(tmp_path):
-    c_dtypes, c_formats = _c_type_tables(tmp_path)
+def test_c_type_table_matches_python(tmp_path, root):
+    c_dtypes, c_formats = _c_type_tables(tmp_path, root)
     for name, d in dtypes.BY_NAME.items():
         assert c_dtypes.get(d.acl) == (d.ge_name, d.itemsize), (name, d.acl, c_dtypes.get(d.acl))
     assert {name: value for value, (name, _) in c_formats.items()} == formats.FORMATS
     assert len(c_dtypes) == 28 and c_dtypes[-1][0] == "DT_UNDEFINED"  # every acl_abi.md 3.1 value
 
 
-def test_c_type_table_check_fails_on_disagreement(tmp_path, monkeypatch):
+def test_c_type_table_check_fails_on_disagreement(tmp_path, root, monkeypatch):
     """Break the Python side on purpose: the comparison must catch it."""
     wrong = dict(formats.FORMATS, NCL=48)
     monkeypatch.setattr(formats, "FORMATS", wrong)
     with pytest.raises(AssertionError):
-        test_c_type_table_matches_python(tmp_path)
+        test_c_type_table_matches_python(tmp_path, root)
     monkeypatch.undo()
     bf16 = dtypes.lookup("bfloat16")
     monkeypatch.setitem(dtypes.BY_NAME, "bfloat16", dataclasses.replace(bf16, acl=28))
     with pytest.raises(AssertionError):
-        test_c_type_table_matches_python(tmp_path)
+        test_c_type_table_matches_python(tmp_path, root)
 
 
 def test_smoke(root, tmp_path):

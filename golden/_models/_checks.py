@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from platforms import FAMILIES as PLATFORM_FAMILIES
+
 from .._phase1 import INNER_NULLPTR, INVALID, NULLPTR, SUCCESS, UNDEFINED, Call, Rule, TensorDesc, int64_product
 
-# SoC family -> the NpuArch the code switches on (spec README "SoC families"). A name not in the
+# SoC family -> the NpuArch the code switches on (platforms/platform.yaml). A name not in the
 # table is an arch the ops' switches do not list: their "any other arch" branch.
-ARCH = {"ascend910b": "DAV_2201", "ascend910_93": "DAV_2201", "ascend950": "DAV_3510",
-        "ascend910": "DAV_1001", "ascend310p": "DAV_2002", "ascend310b": "DAV_3002"}
+ARCH = {f.name: f.arch for f in PLATFORM_FAMILIES}
 FAMILIES = tuple(ARCH)
 
 # opbase's IsPrivateFormat list, as the ops' private-format checks quote it

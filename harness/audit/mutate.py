@@ -34,6 +34,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from platforms import FAMILIES as PLATFORM_FAMILIES
+
 from ..core.argv import Parser, number
 from ..core.paths import REPO_ROOT, SWCANN_DIR
 
@@ -41,7 +43,11 @@ REPO = REPO_ROOT
 OPS_DIR = Path("swcann/src/ops")
 EQUIVALENT = SWCANN_DIR / "mutants_equivalent.yaml"
 WHY_CLASSES = ("fault-only", "deviation-only", "message", "unreachable", "never-run", "policy", "no-op", "internal")
-FAMILIES = ("ascend910b", "ascend950", "ascend910", "ascend310p")
+# one family of each NpuArch: the ops' code tells families apart by arch (and A2/A3 by SocVersion, one arch)
+_FIRST_OF_ARCH: dict[str, str] = {}
+for _family in PLATFORM_FAMILIES:
+    _FIRST_OF_ARCH.setdefault(_family.arch, _family.name)
+FAMILIES = tuple(_FIRST_OF_ARCH.values())
 # (pattern, replacement): one operator of one line each
 OPERATORS = ((r"<=", "<"), (r"(?<![<-])<(?![<=])", "<="), (r">=", ">"), (r"(?<![->])>(?![>=])", ">="),
              (r"==", "!="), (r"!=", "=="), (r"&&", "||"), (r"\|\|", "&&"), (r" \+ 1\b", ""), (r" - 1\b", ""),

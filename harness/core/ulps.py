@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-# floating dtypes by name: (bits as this unsigned type, how to get them from the stored array)
-_WIDTH = {"float64": np.uint64, "float32": np.uint32, "float16": np.uint16}
+from . import dtypes
+
+
+def _float(dtype: str) -> dtypes.DType | None:
+    """The DType of a floating dtype the harness computes with, else None."""
+    d = dtypes.BY_NAME.get(dtype)
+    return d if d is not None and d.is_float and d.torch_name else None
 
 
 def _ordered(bits: np.ndarray, width: int) -> np.ndarray:
@@ -17,11 +22,10 @@ def _ordered(bits: np.ndarray, width: int) -> np.ndarray:
     return np.where((b & sign) != 0, -magnitude, magnitude)
 
 
-def _bits(a: np.ndarray, dtype: str) -> tuple[np.ndarray, int]:
-    if dtype == "bfloat16":      # stored widened to float32, exactly (judge/arrays.py): the top half
-        return (np.ascontiguousarray(a, dtype=np.float32).view(np.uint32) >> np.uint32(16)), 16
-    kind = _WIDTH[dtype]
-    return np.ascontiguousarray(a, dtype=np.dtype(dtype)).view(kind), np.dtype(kind).itemsize * 8
+def _bits(a: np.ndarray, d: dtypes.DType) -> tuple[np.ndarray, int]:
+    if not d.numpy_name:      # numpy lacks it (bfloat16): stored widened to float32, exactly (judge/arrays.py)
+        return (np.ascontiguousarray(a, dtype=np.float32).view(np.uint32) >> np.uint32(32 - d.bits)), d.bits
+    return np.ascontiguousarray(a, dtype=np.dtype(d.numpy_name)).view(f"u{d.itemsize}"), d.bits
 
 
 def largest(before: np.ndarray, now: np.ndarray, dtype: str) -> dict | None:
@@ -32,8 +36,9 @@ def largest(before: np.ndarray, now: np.ndarray, dtype: str) -> dict | None:
         return None
     if before.size == 0:
         return {"ulps": 0, "index": None, "before": None, "now": None}
-    if dtype in _WIDTH or dtype == "bfloat16":
-        (b, width), (n, _) = _bits(before, dtype), _bits(now, dtype)
+    d = _float(dtype)
+    if d is not None:
+        (b, width), (n, _) = _bits(before, d), _bits(now, d)
         dist = np.abs(_ordered(b, width) - _ordered(n, width)).astype(np.float64)
         nan_b, nan_n = np.isnan(before.astype(np.float64)), np.isnan(now.astype(np.float64))
         dist[nan_b & nan_n] = 0

@@ -150,7 +150,7 @@ class Unbacked:
             strided *= max(int(d), 1)
         # an empty shape whose other dims multiply past int64: torch cannot compute its strides
         return (any(int(d) < 0 for d in shape) or n > UNBACKED_ELEMENTS or strided >= 1 << 63
-                or dtypes.lookup(dtype).torch is None)
+                or not dtypes.lookup(dtype).torch_name)
 
 
 # Tensors larger than this are described, never allocated (a phase-1 size-limit check needs the shape only).

@@ -170,13 +170,14 @@ _ALIGN = 64
 
 def _encode(materials: Materials, info: dict) -> bytes:
     """The prefix, a JSON header (info, then per tensor: part, name, torch dtype, shape, byte
-    offset), then every tensor's bytes, 64-byte aligned. bfloat16, which numpy lacks, is
-    stored as its int16 bit pattern."""
+    offset), then every tensor's bytes, 64-byte aligned. A dtype numpy lacks (bfloat16) is
+    stored as the bit pattern of a signed integer of its width."""
     entries, blobs, offset = [], [], 0
     for part in _PARTS:
         for name, t in (getattr(materials, part) or {}).items():
             t = t.detach().cpu().contiguous()
-            raw = (t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes()
+            d = dtypes.from_torch(t.dtype)
+            raw = (t if d.numpy_name else t.view(getattr(torch, f"int{d.bits}"))).numpy().tobytes()
             entries.append({"part": part, "name": name, "dtype": str(t.dtype).removeprefix("torch."),
                             "shape": list(t.shape), "offset": offset, "nbytes": len(raw)})
             pad = -len(raw) % _ALIGN
@@ -213,13 +214,15 @@ def _decode(raw: memoryview, key: str) -> Materials:
     out: dict = {part: {} for part in _PARTS}
     for e in header["tensors"]:
         dtype = dtypes.lookup(e["dtype"])
-        stored = torch.int16 if e["dtype"] == "bfloat16" else dtype.torch
+        computed = dtypes.torch_of(dtype.name)
+        # a dtype numpy lacks (bfloat16) was written as the bits of a signed integer of its width
+        stored = computed if dtype.numpy_name else getattr(torch, f"int{dtype.bits}")
         if e["part"] not in out or e["offset"] + e["nbytes"] > len(body):
             raise ValueError(f"tensor {e['part']}.{e['name']} lies outside the entry")
         t = torch.frombuffer(body[e["offset"]:e["offset"] + e["nbytes"]], dtype=stored) if e["nbytes"] else \
             torch.empty(0, dtype=stored)
         t = t.reshape(e["shape"])
-        out[e["part"]][e["name"]] = t if stored is dtype.torch else t.view(dtype.torch)
+        out[e["part"]][e["name"]] = t if stored is computed else t.view(computed)
     return Materials(out["prepared"], out["expected"] if header["numerics"] else None)
 
 

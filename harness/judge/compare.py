@@ -31,7 +31,6 @@ from .elementwise import STORAGE as _STORAGE, Data as _Data, load as _load, roun
 from .standards import REGISTRY as _REGISTRY, STANDARDS, fmt as _fmt, headline, limits  # noqa: F401 (the public names)
 
 _YAML = Path(__file__).with_name("standards.yaml")
-_FLOATS = ("float16", "bfloat16", "float32", "hifloat32", "float64")
 # hifloat32 is a compute mode, not an aclDataType: the one name the dtype table lacks
 _COMPUTE_MODES = {"hf32": "hifloat32"}
 
@@ -173,7 +172,7 @@ def compare(standard: str, golden: Any, actual: Any, dtype: str) -> Verdict:
     if integer:
         cmp, bad, n_eq = np.ones(g.size, bool), np.zeros(g.size, bool), 0
     else:
-        if dtype in _FLOATS:
+        if dtype in _COMPUTE_MODES.values() or dtypes.lookup(dtype).is_float:
             # A finite golden beyond the dtype's range has Inf as its correctly rounded result:
             # judge Inf/NaN positions against the rounded golden, metrics against the exact one.
             g_round, g_bits = _round_to(g, dtype)

@@ -4,7 +4,7 @@ A limit is {gbps, source, bytes}: a bandwidth, where it comes from, and which of
 bytes it counts ("read+written" or "written"); bytes / gbps is the least time a launch can take
 (perf.least_ms), and perf.limit.percent is that least time over the median.
 
-On hardware it is the family's peak memory bandwidth, from the table below with the source of
+On hardware it is the family's peak memory bandwidth, from the platform file with the source of
 each figure, over the bytes read + written; a family whose figure could not be sourced says so
 and has none (null), since a made-up peak would make every percentage of it wrong.
 
@@ -28,31 +28,13 @@ from __future__ import annotations
 import functools
 import os
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
+from platforms import Bandwidth
 
-@dataclass(frozen=True)
-class Peak:
-    family: str
-    soc_prefix: str            # "" for every SoC of the family; a longer prefix wins
-    gbps: float | None         # 1e9 bytes/s; None: not known
-    source: str
+from ..core import families
 
-
-PEAKS: tuple[Peak, ...] = (
-    Peak("ascend950", "Ascend950DT", 4000.0, "Ascend 950DT, HiZQ 2.0 HBM: Huawei Connect 2025 roadmap, as the press "
-                                            "reported it"),
-    Peak("ascend950", "", 1600.0, "Ascend 950PR, HiBL 1.0 HBM: Huawei Connect 2025 roadmap, as the press reported it"),
-    Peak("ascend910b", "", 1600.0, "HBM2e figure widely reported for the Ascend 910B; no Huawei datasheet found"),
-    Peak("ascend910_93", "", None, "unknown: no published per-device (one die) figure found; about 3.2 TB/s per "
-                                   "two-die package is reported"),
-    Peak("ascend910", "", 1200.0, "Ascend 910 (4 x HBM2) as Huawei presented it at Hot Chips 31 (2019)"),
-    Peak("ascend310p", "", 204.8, "Atlas 300I Pro product page (LPDDR4X); the two-chip 300I Duo's reported "
-                                  "408 GB/s agrees"),
-    Peak("ascend310b", "", None, "unknown: no published figure found for the Ascend 310B"),
-)
 
 COPY_BYTES = 64 << 20          # twice the largest L3 cache this runs on: a copy of DRAM, not of cache
 COPY_REPEATS = 5
@@ -62,16 +44,11 @@ STORE_ROUNDS = 7
 
 MODELLED_TICK_MS = 1e-6        # the software CANN rounds a kernel's modelled time to the nearest ns (devtime.c)
 
-# the software CANN's modelled bandwidth (swcann/src/core/devtime.c k_bw): (family, soc prefix, GB/s)
-MODELLED: tuple[tuple[str, str, float], ...] = (
-    ("ascend950", "Ascend950DT", 4000.0), ("ascend950", "", 1600.0), ("ascend910b", "", 1600.0),
-    ("ascend910_93", "", 1600.0), ("ascend910", "", 1200.0), ("ascend310p", "", 204.8), ("ascend310b", "", 51.2))
-
-
-def peak_of(family: str, soc_name: str = "") -> Peak | None:
-    """The table's row for a SoC: its family's, the longest matching SoC-name prefix first."""
-    rows = [p for p in PEAKS if p.family == family and soc_name.startswith(p.soc_prefix)]
-    return max(rows, key=lambda p: len(p.soc_prefix)) if rows else None
+def peak_of(family: str, soc_name: str = "") -> Bandwidth | None:
+    """The platform file's bandwidth row of a SoC (platforms/platform.yaml), the longest matching
+    SoC-name prefix first; its peak_gbps is None where no figure is published."""
+    record = families.BY_NAME.get(family)
+    return record.bandwidth_of(soc_name) if record else None
 
 
 @functools.cache
@@ -109,9 +86,9 @@ def host_store_gbps() -> float:
 
 
 def modelled_gbps(family: str, soc_name: str = "") -> float | None:
-    """The software CANN's modelled bandwidth of a SoC (its k_bw table), the longest prefix first."""
-    rows = [(len(prefix), gbps) for fam, prefix, gbps in MODELLED if fam == family and soc_name.startswith(prefix)]
-    return max(rows)[1] if rows else None
+    """The software CANN's modelled bandwidth of a SoC (the platform file's, as its build generates it)."""
+    row = peak_of(family, soc_name)
+    return row.modelled_gbps if row else None
 
 
 def limit(timing: str, family: str, soc_name: str = "", environ=None) -> dict:
@@ -136,12 +113,12 @@ def limit(timing: str, family: str, soc_name: str = "", environ=None) -> dict:
             return {"gbps": None, "bytes": "written",
                     "source": f"no limit: the software CANN models no bandwidth for family {family or '?'}"}
         return {"gbps": gbps, "bytes": "written", "resolution_ms": MODELLED_TICK_MS,
-                "source": f"{how} (the family's modelled bandwidth, swcann/src/core/devtime.c)"}
+                "source": f"{how} (the family's modelled bandwidth, platforms/platform.yaml)"}
     if timing == "events":
         peak = peak_of(family, soc_name)
         if peak is None:
             return {"gbps": None, "bytes": "read+written",
                     "source": f"unknown: no peak bandwidth for family {family or '?'} in the table"}
-        return {"gbps": peak.gbps, "bytes": "read+written", "source": peak.source}
+        return {"gbps": peak.peak_gbps, "bytes": "read+written", "source": peak.source}
     return {"gbps": None, "bytes": "read+written",
             "source": f"unknown: no peak bandwidth for timing {timing!r} (device not in the table)"}

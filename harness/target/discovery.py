@@ -14,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+from platforms import SOFTWARE_CANN_DEFAULT
+
 from ..acl import loader, setenv
 from ..core import families
 from ..core.errors import HarnessConfigError
@@ -112,7 +114,7 @@ def prepare_process(no_sw_fallback: bool, allow_reexec: bool = True, before_exec
 
 
 SOC_VARIABLE = "SWCANN_SOC"      # the software CANN's SoC, read at every aclInit (swcann/README.md)
-DEFAULT_SOFTWARE_FAMILY = "ascend910b"
+DEFAULT_SOFTWARE_FAMILY = SOFTWARE_CANN_DEFAULT      # what the software CANN simulates when SWCANN_SOC is unset
 
 
 def hand_over_soc(requested: str | None) -> str:

@@ -17,17 +17,10 @@
 #include <string.h>
 #include <time.h>
 
-/* Modelled peak memory bandwidth per family, bytes/s (a model: see the README's table for the
- * source of each figure, or the assumption behind it). */
+/* Modelled peak memory bandwidth per family, bytes/s: generated from platforms/platform.yaml
+ * (swc_platform.h), where each figure carries its source or the assumption behind it. */
 static const struct { const char *family; const char *soc_prefix; double bytes_per_s; } k_bw[] = {
-    {"ascend950", "Ascend950DT", 4.0e12},  /* 950DT: HiZQ 2.0 HBM, 4 TB/s (Huawei Connect 2025) */
-    {"ascend950", "", 1.6e12},             /* 950PR: HiBL 1.0 HBM, 1.6 TB/s (same source) */
-    {"ascend910b", "", 1.6e12},            /* A2: HBM2e, 1.6 TB/s (press figure; assumption) */
-    {"ascend910_93", "", 1.6e12},          /* A3: one die = one device, 1.6 TB/s (assumption) */
-    {"ascend910", "", 1.2e12},             /* Ascend 910: HBM2, 1.2 TB/s (Hot Chips 31, 2019) */
-    {"ascend310p", "", 204.8e9},           /* Atlas 300I Pro: LPDDR4X, 204.8 GB/s */
-    {"ascend310b", "", 51.2e9},            /* Atlas 200I A2: LPDDR4X, 51.2 GB/s (assumption) */
-};
+    SWC_BANDWIDTH_ROWS};
 #define HOST_LINK_BYTES_PER_S 32.0e9 /* PCIe 4.0 x16, one direction (assumption, every family) */
 #define MAX_GBPS 1.0e6
 

@@ -1,29 +1,23 @@
 /* SoC selection (env SWCANN_SOC): a family name or a full SoC name from
- * acl_abi.md 5.1.  family -> (SocVersion, NpuArch) per the op files' A.2 tables. */
+ * acl_abi.md 5.1.  family -> (SocVersion, NpuArch) per the op files' A.2 tables; the
+ * families, their SoC versions and their default SoCs come from platforms/platform.yaml. */
 #include "core.h"
-#include <ctype.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-typedef struct { const char *family; const char *dflt; int socv; int arch; const char *names; } fam_t;
+typedef struct {
+    const char *family;
+    const char *dflt;
+    int socv;
+    int arch;
+    const char *const *versions; /* NULL-terminated fnmatch patterns of its platform configs' SoC versions */
+} fam_t;
 
-/* names: '|'-separated full names (acl_abi.md 5.1 ini table); the first is the default */
-static const fam_t k_fams[] = {
-    {"ascend910b", "Ascend910B2", SOCV_ASCEND910B, DAV_2201,
-     "|Ascend910B1|Ascend910B2|Ascend910B2C|Ascend910B3|Ascend910B4|Ascend910B4-1|"},
-    {"ascend910_93", "Ascend910_9391", SOCV_ASCEND910_93, DAV_2201,
-     "|Ascend910_9381|Ascend910_9382|Ascend910_9391|Ascend910_9392|Ascend910_9362|"
-     "Ascend910_9363|Ascend910_9372|"},
-    {"ascend950", "Ascend950PR_9579", SOCV_ASCEND950, DAV_3510, NULL /* prefix rule */},
-    {"ascend910", "Ascend910A", SOCV_ASCEND910, DAV_1001,
-     "|Ascend910A|Ascend910ProA|Ascend910PremiumA|Ascend910B|Ascend910ProB|"},
-    {"ascend310p", "Ascend310P3", SOCV_ASCEND310P, DAV_2002,
-     "|Ascend310P1|Ascend310P3|Ascend310P5|Ascend310P7|"},
-    {"ascend310b", "Ascend310B1", SOCV_ASCEND310B, DAV_3002,
-     "|Ascend310B1|Ascend310B2|Ascend310B3|Ascend310B4|"},
-};
+/* generated from platforms/platform.yaml (swc_platform.h) */
+static const fam_t k_fams[] = {SWC_FAMILY_ROWS};
 #define NFAM (sizeof k_fams / sizeof k_fams[0])
 
 /* resolved results live here: one slot per family plus one for a full name */
@@ -33,31 +27,16 @@ static swc_soc_info g_full;
 static const swc_soc_info *g_cur;
 static int g_loaded;
 
-static int is_950_name(const char *v)
+static int is_version_of(const fam_t *f, const char *v)
 {
-    /* Ascend950PR_xxxx / Ascend950DT_xxxx (cann-dev ini files, 4 alnum chars), or the earlier
-     * name of the family, Ascend910_95xx (acl_abi.md 1.8) */
-    const char *s;
-    size_t want;
-    if (strncmp(v, "Ascend950PR_", 12) == 0 || strncmp(v, "Ascend950DT_", 12) == 0) {
-        s = v + 12;
-        want = 4;
-    } else if (strncmp(v, "Ascend910_95", 12) == 0) {
-        s = v + 12;
-        want = 2;
-    } else {
-        return 0;
-    }
-    size_t n = strlen(s);
-    if (n != want) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i])) return 0;
-    return 1;
+    for (const char *const *p = f->versions; *p; p++)
+        if (fnmatch(*p, v, 0) == 0) return 1;
+    return 0;
 }
 
 const swc_soc_info *soc_resolve(const char *v)
 {
-    if (!v || !*v) v = "ascend910b"; /* default family */
+    if (!v || !*v) v = SWC_DEFAULT_FAMILY;
     /* Family names are lower case and compared exactly: a case-insensitive match
      * would read the SoC name "Ascend910B" (old Atlas training part) as the
      * family "ascend910b" (Atlas A2). */
@@ -70,15 +49,7 @@ const swc_soc_info *soc_resolve(const char *v)
     }
     if (strlen(v) >= sizeof g_full_name) return NULL;
     for (size_t i = 0; i < NFAM; i++) {
-        int hit;
-        if (k_fams[i].names) {
-            char pat[80];
-            snprintf(pat, sizeof pat, "|%s|", v);
-            hit = strstr(k_fams[i].names, pat) != NULL;
-        } else {
-            hit = is_950_name(v);
-        }
-        if (hit) {
+        if (is_version_of(&k_fams[i], v)) {
             snprintf(g_full_name, sizeof g_full_name, "%s", v);
             g_full = (swc_soc_info){k_fams[i].family, g_full_name, k_fams[i].socv, k_fams[i].arch};
             return &g_full;
@@ -87,12 +58,7 @@ const swc_soc_info *soc_resolve(const char *v)
     return NULL;
 }
 
-const char *soc_allowed_text(void)
-{
-    return "ascend910b, ascend910_93, ascend950, ascend910, ascend310p, ascend310b, or a full "
-           "SoC name such as Ascend910B3, Ascend910_9392, Ascend950PR_9579, Ascend910A, "
-           "Ascend310P3, Ascend310B1";
-}
+const char *soc_allowed_text(void) { return SWC_SOC_ALLOWED_TEXT; }
 
 /* caller holds g_lock */
 const swc_soc_info *soc_reload(void)

@@ -16,11 +16,9 @@
 enum swc_kind { SWC_K_TENSOR = 1, SWC_K_INTARRAY, SWC_K_BOOLARRAY, SWC_K_FLOATARRAY,
                 SWC_K_SCALAR, SWC_K_EXECUTOR, SWC_K_COUNT };
 
-/* NpuArch / SocVersion as the ops' code switches on them (spec op files, A.2). */
-enum swc_arch { DAV_1001 = 1001, DAV_2002 = 2002, DAV_2201 = 2201, DAV_3002 = 3002,
-                DAV_3510 = 3510 };
-enum swc_socv { SOCV_ASCEND910B = 1, SOCV_ASCEND910_93, SOCV_ASCEND950, SOCV_ASCEND910,
-                SOCV_ASCEND310P, SOCV_ASCEND310B };
+/* NpuArch (enum swc_arch) and SocVersion (enum swc_socv) as the ops' code switches on them:
+ * generated from platforms/platform.yaml at build time. */
+#include "swc_platform.h"
 
 typedef struct {
     const char *family;   /* "ascend910b", ... */

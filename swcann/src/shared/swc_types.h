@@ -1,12 +1,13 @@
 /* The C side's one table of aclDataType and aclFormat names (spec acl_abi.md 3.1, 3.2).
  * Every dtype/format name, element size and "private format" flag the libraries use
- * comes from here; tests/test_swcann.py checks it against harness.dtypes and
- * harness.formats.  Header-only (static inline) because libascendcl, libnnopbase and
+ * comes from here: the dtype rows are generated from platforms/platform.yaml, and
+ * tests/test_swcann.py checks the format rows against harness.core.formats.  Header-only (static inline) because libascendcl, libnnopbase and
  * libopapi all need it and none exports internals to the others. */
 #ifndef SWC_TYPES_H_
 #define SWC_TYPES_H_
 #include <stddef.h>
 #include "acl/acl.h"
+#include "swc_platform.h"
 
 typedef struct {
     int value;        /* aclDataType (first member: swc_find_row) */
@@ -23,34 +24,7 @@ typedef struct {
 static inline const swc_dtype_row *swc_dtype_table(int *n)
 {
     static const swc_dtype_row rows[] = {
-        {ACL_DT_UNDEFINED,  "DT_UNDEFINED",     0},
-        {ACL_FLOAT,         "DT_FLOAT",         4},
-        {ACL_FLOAT16,       "DT_FLOAT16",       2},
-        {ACL_INT8,          "DT_INT8",          1},
-        {ACL_INT32,         "DT_INT32",         4},
-        {ACL_UINT8,         "DT_UINT8",         1},
-        {ACL_INT16,         "DT_INT16",         2},
-        {ACL_UINT16,        "DT_UINT16",        2},
-        {ACL_UINT32,        "DT_UINT32",        4},
-        {ACL_INT64,         "DT_INT64",         8},
-        {ACL_UINT64,        "DT_UINT64",        8},
-        {ACL_DOUBLE,        "DT_DOUBLE",        8},
-        {ACL_BOOL,          "DT_BOOL",          1},
-        {ACL_STRING,        "DT_STRING",        0},
-        {ACL_COMPLEX64,     "DT_COMPLEX64",     8},
-        {ACL_COMPLEX128,    "DT_COMPLEX128",    16},
-        {ACL_BF16,          "DT_BFLOAT16",      2},
-        {ACL_INT4,          "DT_INT4",          1},
-        {ACL_UINT1,         "DT_UINT1",         1},
-        {ACL_COMPLEX32,     "DT_COMPLEX32",     4},
-        {ACL_HIFLOAT8,      "DT_HIFLOAT8",      1},
-        {ACL_FLOAT8_E5M2,   "DT_FLOAT8_E5M2",   1},
-        {ACL_FLOAT8_E4M3FN, "DT_FLOAT8_E4M3FN", 1},
-        {ACL_FLOAT8_E8M0,   "DT_FLOAT8_E8M0",   1},
-        {ACL_FLOAT6_E3M2,   "DT_FLOAT6_E3M2",   1},
-        {ACL_FLOAT6_E2M3,   "DT_FLOAT6_E2M3",   1},
-        {ACL_FLOAT4_E2M1,   "DT_FLOAT4_E2M1",   1},
-        {ACL_FLOAT4_E1M2,   "DT_FLOAT4_E1M2",   1},
+        SWC_DTYPE_ROWS /* generated from platforms/platform.yaml (swc_platform.h) */
     };
     *n = (int)(sizeof rows / sizeof rows[0]);
     return rows;
