@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -28,11 +29,14 @@ from harness.core.status import Status
 from harness.judge import compare, digest, runner
 from harness.reporting import dump_meta
 from harness.model.spec import OUT_POINTERS
-from harness.repro import BUILD_COMMAND, c_standards, lookup, soc, write_c_repro
+from harness.repro import BUILD_COMMAND, c_files, lookup, soc, write_c_repro
 from harness.repro import __main__ as repro_cli, plan as plan_mod
 from harness.repro.plan import raw_bytes
 from tests import swenv
 
+# how the tests compile C: a generated program and the fixed C of harness/repro/csrc/ alike
+COMPILERS = (["cc", "-std=c11", "-pedantic"], ["c++", "-x", "c++", "-std=c++11"])
+WARNINGS = ("-Wall", "-Wextra", "-Werror")
 FAMILY = swenv.IN_PROCESS_FAMILY       # the in-process backend's family: the harness side of every comparison
 SMALL = 20000                           # elements: every selected case builds and runs in well under a second
 
@@ -369,26 +373,9 @@ def test_written_after_the_run_equals_written_before(tmp_path, backend):
         assert p.read_bytes() == (after / p.name).read_bytes(), p.name
 
 
-NAMES = ("Ascend910B1", "Ascend910B4", "Ascend910B5", "Ascend910B", "Ascend910", "Ascend910A", "Ascend910ProA",
-         "Ascend910ProB", "Ascend910PremiumA", "Ascend910_9391", "Ascend910_9392", "Ascend910_9599",
-         "Ascend950PR_9579", "Ascend950DT_9591", "Ascend310P1", "Ascend310P3", "Ascend310B1", "Ascend310B4",
-         "Ascend310B", "Ascend031", "Ascend035A", "Ascend350_x", "Ascend910C", "ascend910b1")
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_soc_patterns_say_what_the_family_table_says(name):
-    import fnmatch
-    try:
-        family = families.family_of_soc_name(name)
-    except families.UnknownSocError:
-        family = None
-    matched = {f for f, patterns in soc.PATTERNS.items() if any(fnmatch.fnmatchcase(name, p) for p in patterns)}
-    assert matched == ({family} if family in families.FAMILIES else set())
-
-
 def test_every_standard_of_compare_has_its_c_comparator():
     for name in compare.STANDARDS:
-        assert c_standards.headline(name) == compare.headline(name)
+        assert c_files.headline(name) == compare.headline(name)
 
 
 # ---------------------------------------------------------------- the C comparison, on real outputs
@@ -627,10 +614,79 @@ def test_the_program_is_clean_c_and_cxx(feature, tmp_path, swcann_root):
     case = next(c for c, f in SELECTED.values() if feature in f)
     directory = _write(case, tmp_path / "r")
     include = f"-I{swcann_root}/include"
-    for compiler in (["cc", "-std=c11", "-pedantic"], ["c++", "-x", "c++", "-std=c++11"]):
-        p = subprocess.run([*compiler, "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "repro.c", include],
+    for compiler in COMPILERS:
+        p = subprocess.run([*compiler, *WARNINGS, "-fsyntax-only", "repro.c", include],
                            cwd=directory, capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stderr
+
+
+# ---------------------------------------------------------------- the fixed C on its own (harness/repro/csrc/)
+
+def _compile_support(csrc: Path, standard: str, compiler: list[str], swcann_root) -> subprocess.CompletedProcess:
+    """A translation unit of nothing but the fixed C, in the order a program carries it, compiled
+    with the warnings a generated program is held to."""
+    unit = csrc / f"unit_{standard}.c"
+    unit.write_text("\n".join([f'#include "{c_files.HEAD}"', c_files.defines(8),
+                               *(f'#include "{f}"' for f in c_files.files(standard)),
+                               "int main(void)\n{\n    return 0;\n}\n"]))
+    return subprocess.run([*compiler, *WARNINGS, "-c", unit.name, "-o", f"{unit.stem}.o", f"-I{swcann_root}/include",
+                           f"-I{csrc}"], cwd=csrc, capture_output=True, text=True, timeout=120)
+
+
+def _one_per_standard_file() -> list[str]:
+    return sorted({c_files.ALIASES.get(s, s) for s in c_files.standards()})
+
+
+def test_every_csrc_file_is_compiled_by_the_support_test():
+    covered = {c_files.HEAD}.union(*(c_files.files(s) for s in _one_per_standard_file()))
+    present = {str(p.relative_to(c_files.CSRC)) for p in c_files.CSRC.rglob("*") if p.is_file()}
+    assert present == covered, present ^ covered
+
+
+@pytest.mark.parametrize("standard", _one_per_standard_file())
+def test_the_support_files_compile_clean_on_their_own(standard, tmp_path, swcann_root):
+    """Every csrc/ file, as C11 and as C++, with -Wall -Wextra -Werror: a warning fails."""
+    csrc = tmp_path / "csrc"
+    shutil.copytree(c_files.CSRC, csrc)
+    for compiler in COMPILERS:
+        p = _compile_support(csrc, standard, compiler, swcann_root)
+        assert p.returncode == 0, f"{' '.join(compiler)}:\n{p.stderr}"
+
+
+def test_a_warning_in_the_support_files_fails_their_compilation(tmp_path, swcann_root):
+    """The check above can fail: an unused variable planted in a copy of support.c stops the build."""
+    csrc = tmp_path / "csrc"
+    shutil.copytree(c_files.CSRC, csrc)
+    support = csrc / "support.c"
+    head = "HELPER const char *recent_error(void)\n{\n"
+    assert head in support.read_text()
+    support.write_text(support.read_text().replace(head, head + "    int planted_unused;\n"))
+    for compiler in COMPILERS:
+        p = _compile_support(csrc, "allclose", compiler, swcann_root)
+        assert p.returncode != 0 and "planted_unused" in p.stderr, p.stderr
+
+
+def _sha256_constants() -> tuple[list[int], list[int]]:
+    """SHA-256's K and H0 from their definition: the first 32 fractional bits of the cube roots of
+    the first 64 primes, and of the square roots of the first 8."""
+    primes = [n for n in range(2, 312) if all(n % d for d in range(2, math.isqrt(n) + 1))][:64]
+
+    def icbrt(n: int) -> int:
+        x = 1 << ((n.bit_length() + 2) // 3)        # above the root
+        while True:
+            y = (2 * x + n // (x * x)) // 3
+            if y >= x:
+                return x
+            x = y
+    return [icbrt(p << 96) & 0xFFFFFFFF for p in primes], [math.isqrt(p << 64) & 0xFFFFFFFF for p in primes[:8]]
+
+
+def test_the_digest_constants_are_sha256s_definition():
+    text = c_files.text("digest.c")
+    k, h0 = _sha256_constants()
+    for name, values in (("SHA_K", k), ("SHA_H0", h0)):
+        body = re.search(name + r"\[\d+\] = \{([^}]*)\}", text).group(1)
+        assert [int(v, 16) for v in re.findall(r"0x([0-9a-f]{8})u", body)] == values, name
 
 
 def test_cases_dir_is_where_ids_are_looked_up(tmp_path, capsys):

@@ -6,19 +6,36 @@ from __future__ import annotations
 import math
 import re
 
-from ..core import formats
+from ..core import dtypes, formats
 from .plan import Judgement, Plan, TensorPlan
 
-# C parameter type per signature type (acl_abi.md 2.3); an output tensor is written to
-C_TYPES = {"tensor": "const aclTensor *", "int_array": "const aclIntArray *", "bool": "bool",
-           "int64": "int64_t", "int8": "int8_t", "double": "double"}
-OUTPUT_TENSOR = "aclTensor *"
+# C parameter types of the signature's object kinds (acl_abi.md 2.3); an output tensor is written to.
+# A scalar attribute is one element of the dtype its kind names (int8, int64, double), or C's bool.
+TENSOR, INT_ARRAY, OUTPUT_TENSOR = "const aclTensor *", "const aclIntArray *", "aclTensor *"
 PHASE1_TAIL = "uint64_t *workspaceSize, aclOpExecutor **executor"
 PHASE2_PARAMS = "void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream"
 
-# how the C side reads an element of each dtype (c_elements.py); the rest is only digested
-KINDS = {"float16": "K_F16", "bfloat16": "K_BF16", "float32": "K_F32", "float64": "K_F64", "int8": "K_I8",
-         "uint8": "K_U8", "int16": "K_I16", "int32": "K_I32", "int64": "K_I64", "bool": "K_BOOL"}
+
+def c_type(kind: str, output: bool = False) -> str:
+    """The C parameter type of one signature type."""
+    if kind == "tensor":
+        return OUTPUT_TENSOR if output else TENSOR
+    if kind == "int_array":
+        return INT_ARRAY
+    if kind == "bool":
+        return "bool"
+    c = dtypes.lookup(kind).c_type
+    if c is None:
+        raise ValueError(f"no C type for a {kind!r} parameter")
+    return c
+
+
+def acl_dtype(name: str) -> str:
+    """The aclDataType a Tensor record carries (csrc/elements.c switches on it): the enumerator of
+    acl.h for a dtype the program reads, the cast value for one it only digests (a newer dtype may
+    be missing from an older acl.h)."""
+    d = dtypes.lookup(name)
+    return d.acl_name if d.c_type else f"(aclDataType){d.acl} /* {d.acl_name}: only digested */"
 
 
 def ident(name: str) -> str:
@@ -59,7 +76,7 @@ def signature(plan: Plan) -> str:
     """Both entry points, declared from the case file's signature (no operator header needed)."""
     params = []
     for name, kind, output in plan.signature:
-        ctype = OUTPUT_TENSOR if kind == "tensor" and output else C_TYPES[kind]
+        ctype = c_type(kind, output)
         params.append(f"{ctype}{'' if ctype.endswith('*') else ' '}{ident(name)}")
     phase1 = ",\n    ".join(params + [PHASE1_TAIL])
     return (f"/* {plan.aclnn}'s two entry points, declared from the signature in cases/{plan.source}:\n"
@@ -94,8 +111,7 @@ def tensor(t: TensorPlan) -> str:
         lines.append(f"static const unsigned char {n}_fill[{len(t.fill)}] = "
                      f"{{{', '.join(f'0x{b:02x}' for b in t.fill)}}};")
         fill = f"{n}_fill"
-    kind = "K_OTHER" if t.unbacked else KINDS.get(t.dtype, "K_OTHER")
-    lines.append(f"static Tensor t_{n} = {{\"{t.name}\", {kind}, {t.itemsize}, {t.storage_bytes}, {rank}, "
+    lines.append(f"static Tensor t_{n} = {{\"{t.name}\", {acl_dtype(t.dtype)}, {t.itemsize}, {t.storage_bytes}, {rank}, "
                  f"{n}_dims, {n}_strides, {int64(t.offset)}, {n}_ldims, {n}_lstrides, {fill}, NULL, NULL, NULL, NULL}};")
     return "\n".join(lines) + "\n"
 
@@ -124,7 +140,8 @@ def thresholds(j: Judgement) -> str:
 
 def soc_patterns(plan: Plan) -> str:
     quoted = ", ".join(f"\"{p}\"" for p in plan.soc_patterns)
-    return f"static const char *const SOC_PATTERNS[] = {{{quoted}, NULL}};\n"
+    return (f"static const char FAMILY[] = \"{plan.family}\";\n"
+            f"static const char *const SOC_PATTERNS[] = {{{quoted}, NULL}};\n")
 
 
 def workspace_guard(plan) -> str:

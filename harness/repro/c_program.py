@@ -1,12 +1,12 @@
-"""repro.c from a Plan: the fixed helpers, the case's declarations, and main(), which does what the
-harness's aclnn backend does for the case (harness/backends/aclnn.py) and judges the outcome as
-the case runner does (harness/judge/runner.py)."""
+"""repro.c from a Plan: the fixed C of csrc/ (c_files.py), the case's declarations (c_decls.py), and
+main(), which does what the harness's aclnn backend does for the case (harness/backends/aclnn.py)
+and judges the outcome as the case runner does (harness/judge/runner.py)."""
 from __future__ import annotations
 
 import textwrap
 
 from ..judge import reasons
-from . import c_compare, c_decls, c_digest, c_elements, c_support
+from . import c_decls, c_files
 from .commands import BUILD_COMMAND, RUN_COMMAND
 from .plan import ArgPlan, Plan, TensorPlan
 
@@ -202,9 +202,7 @@ def _cleanup(plan: Plan) -> str:
             out.append(f"    if (t_{n}.handle)\n        release(aclDestroyTensor(t_{n}.handle), "
                        f"\"aclDestroyTensor({a.name})\");\n"
                        f"    if (t_{n}.dev)\n        release(aclrtFree(t_{n}.dev), \"aclrtFree({a.name})\");\n")
-    out.append("    if (stream)\n        release(aclrtDestroyStream(stream), \"aclrtDestroyStream\");\n"
-               "    if (device_set)\n        release(aclrtResetDevice(0), \"aclrtResetDevice(0)\");\n"
-               "    if (initialised)\n        release(aclFinalize(), \"aclFinalize\");\n")
+    out.append("    close_session(stream, initialised, device_set);\n")
     out += [f"    free(t_{c_decls.ident(t.name)}.host);\n    free(t_{c_decls.ident(t.name)}.initial);\n"
             for t in plan.tensors]
     return "".join(out)
@@ -214,9 +212,7 @@ def _deterministic(plan: Plan) -> str:
     if not plan.deterministic:
         return ""
     # the case's group runs in deterministic mode: both levels, as torch_npu and the harness set it
-    return ("    if (!acl_ok(aclrtSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1), \"aclrtSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1)\")"
-            " ||\n        !acl_ok(aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1), "
-            "\"aclrtCtxSetSysParamOpt(ACL_OPT_DETERMINISTIC, 1)\"))\n        goto cleanup;\n")
+    return "    if (!set_deterministic())\n        goto cleanup;\n"
 
 
 def _main(plan: Plan) -> str:
@@ -233,26 +229,17 @@ int main(int argc, char **argv)
     aclError sync = -1;
     uint64_t workspaceSize = 0;
     void *workspace = NULL;
-    const char *soc, *not_run = "";
+    const char *not_run = "";
     char digest[65], written[1024] = "", overrun_at[256] = "", damage[256] = "";
     int64_t overrun = 0;
-    int initialised = 0, device_set = 0, soc_ok = 0, executor_unused = 0, downloaded = 0, k;
+    int initialised = 0, device_set = 0, soc_ok = 0, executor_unused = 0, downloaded = 0;
 {array_decl}
     set_data_dir(argc, argv);
     printf("case: %s\\n", {_c_string(plan.case_id)});
     printf("%s\\n", {_c_string(f"expected on {plan.family}: {expectation}")});
-    if (!acl_ok(aclInit(NULL), "aclInit(NULL)"))
+    if (!open_session(&stream, &initialised, &device_set))
         goto cleanup;
-    initialised = 1;
-    if (!acl_ok(aclrtSetDevice(0), "aclrtSetDevice(0)"))
-        goto cleanup;
-    device_set = 1;
-    if (!acl_ok(aclrtCreateStream(&stream), "aclrtCreateStream"))
-        goto cleanup;
-{_deterministic(plan)}    soc = aclrtGetSocName();
-    for (k = 0; SOC_PATTERNS[k]; k++)
-        soc_ok |= soc && fnmatch(SOC_PATTERNS[k], soc, 0) == 0;
-    printf("soc: %s (%s family {plan.family})\\n", soc ? soc : "NULL", soc_ok ? "of" : "NOT of");
+{_deterministic(plan)}    soc_ok = soc_of_family(SOC_PATTERNS, FAMILY);
 
 {_create_args(plan)}
 {_phase1(plan)}
@@ -261,19 +248,7 @@ int main(int argc, char **argv)
 {_judge(plan)}
 cleanup:
 {_cleanup(plan)}
-    if (g_setup_failed) {{
-        printf("verdict: NONE (a call outside the operator failed: see SETUP ERROR above)\\n");
-        return 2;
-    }}
-    if (g_reasons[0])
-        printf("verdict: FAIL: %s\\n", g_reasons);
-    else
-        printf("verdict: PASS\\n");
-    if (!soc_ok) {{
-        printf("note: this SoC is not of family {plan.family}, whose expectation was judged: exit status 3\\n");
-        return 3;
-    }}
-    return g_reasons[0] ? 1 : 0;
+    return verdict(soc_ok, FAMILY);
 }}
 """
 
@@ -281,10 +256,7 @@ cleanup:
 def program(plan: Plan) -> str:
     """The whole of repro.c."""
     max_rank = max([len(t.dims) for t in plan.tensors] + [1])
-    parts = [_header(plan), c_support.HEADERS, f"\n#define MAX_RANK {max_rank}\n", c_support.support(),
-             c_elements.DECODE, c_digest.digest_code()]
-    if plan.numerics:
-        parts.append(c_compare.comparator(plan.standard))
+    parts = [_header(plan), c_files.fixed(max_rank, plan.standard if plan.numerics else None)]
     parts += ["\n/* ------------------------------------------------------------------ the case */\n\n",
               c_decls.signature(plan), "\n", c_decls.soc_patterns(plan), "\n"]
     parts += [c_decls.tensor(t) + "\n" for t in plan.tensors]

@@ -1,74 +1,15 @@
-"""The fixed part of a reproducer's C text: headers, the meta-API declarations, and helpers for files,
-device buffers, the workspace and descriptors.
-
-The text compiles as C11 and as C++ (CANN's aclnn/acl_meta.h is a C++ header: it includes <cstdint>
-and uses constexpr, so a C program declares the few meta functions it calls itself; built as C++ the
-program includes the real header and the compiler checks those calls against it). Placeholders are
-`@NAME@`, so C braces need no escaping.
-"""
-from __future__ import annotations
-
-from ..acl.objects import MIN_ALLOC
-from ..backends.aclnn import WORKSPACE_FILL, WORKSPACE_GUARD
-
-HEADERS = r"""#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <stdarg.h>
-#include <math.h>
-#include <fnmatch.h>
-
-#include "acl/acl.h"
-
-/* The helpers below are the same for every case; a case may leave some of them unused. */
-#if defined(__GNUC__) || defined(__clang__)
-#define HELPER static __attribute__((unused))
-#else
-#define HELPER static
+/* Helpers of every reproducer (harness/repro/csrc/support.c): files, device buffers, the workspace
+   and descriptors. The generator #defines before it (harness/repro/c_files.py, from the harness's
+   own constants):
+     MAX_RANK               the largest rank of the case's tensors
+     REPRO_MIN_ALLOC        harness/acl/objects.py MIN_ALLOC: device sizes are rounded up to it
+     REPRO_WORKSPACE_FILL   harness/backends/aclnn.py WORKSPACE_FILL: every byte of the workspace
+     REPRO_WORKSPACE_GUARD  harness/backends/aclnn.py WORKSPACE_GUARD: guard bytes after the workspace */
+#if !defined(MAX_RANK) || !defined(REPRO_MIN_ALLOC) || !defined(REPRO_WORKSPACE_FILL) || !defined(REPRO_WORKSPACE_GUARD)
+#error "define MAX_RANK, REPRO_MIN_ALLOC, REPRO_WORKSPACE_FILL and REPRO_WORKSPACE_GUARD before support.c"
 #endif
 
-#ifdef __cplusplus
-#include "aclnn/acl_meta.h"
-#else
-/* CANN's aclnn/acl_meta.h is C++ (<cstdint>, constexpr); its functions are extern "C", so a C
-   program declares the ones it calls (signatures: acl_abi.md 2.2, hicann/opbase acl_meta.h). */
-typedef int32_t aclnnStatus;
-typedef struct aclTensor aclTensor;
-typedef struct aclIntArray aclIntArray;
-typedef struct aclOpExecutor aclOpExecutor;
-aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
-                           const int64_t *stride, int64_t offset, aclFormat format,
-                           const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData);
-aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size);
-aclnnStatus aclDestroyTensor(const aclTensor *tensor);
-aclnnStatus aclDestroyIntArray(const aclIntArray *array);
-aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
-aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
-#endif
-"""
-
-HELPERS = r"""
 /* ------------------------------------------------------------------ helpers */
-
-enum { K_F16, K_BF16, K_F32, K_F64, K_I8, K_U8, K_I16, K_I32, K_I64, K_BOOL, K_OTHER };
-
-typedef struct {
-    const char *name;
-    int kind;                          /* element type (K_*) */
-    size_t item;                       /* bytes per storage element */
-    size_t nbytes;                     /* bytes of the whole flat storage */
-    int rank;
-    const int64_t *dims, *strides;     /* the view as passed to aclCreateTensor */
-    int64_t offset;
-    const int64_t *ldims, *lstrides;   /* the same view in logical (channel-first) order */
-    const unsigned char *fill;         /* outputs: the poison element every element of the view holds */
-    unsigned char *host;               /* the storage uploaded; outputs: then downloaded */
-    void *dev;
-    aclTensor *handle;
-    unsigned char *initial;            /* outputs: the storage as uploaded (poison in the view, guard bytes outside) */
-} Tensor;
 
 static char g_dir[4096] = ".";
 static int g_setup_failed;            /* a call outside the operator failed: no verdict */
@@ -184,11 +125,11 @@ HELPER void write_file(const char *name, const unsigned char *data, size_t nbyte
         fclose(f);
 }
 
-/* Bytes asked of aclrtMalloc: rounded up to @MIN_ALLOC@, at least @MIN_ALLOC@ (an empty tensor still needs an address). */
+/* Bytes asked of aclrtMalloc: rounded up to REPRO_MIN_ALLOC, at least REPRO_MIN_ALLOC (an empty tensor still needs an address). */
 HELPER size_t alloc_size(size_t nbytes)
 {
-    size_t r = (nbytes + @MIN_ALLOC@ - 1) / @MIN_ALLOC@ * @MIN_ALLOC@;
-    return r < @MIN_ALLOC@ ? @MIN_ALLOC@ : r;
+    size_t r = (nbytes + REPRO_MIN_ALLOC - 1) / REPRO_MIN_ALLOC * REPRO_MIN_ALLOC;
+    return r < REPRO_MIN_ALLOC ? REPRO_MIN_ALLOC : r;
 }
 
 /* A device copy of the whole flat storage: gaps, offset and (outputs) poison included. */
@@ -266,28 +207,28 @@ HELPER int64_t describe_damage(const char *region, const unsigned char *found, c
     return count;
 }
 
-/* The workspace as the harness gives it: 0x@FILL_HEX@ in every byte, then after its rounded end the
-   @GUARD@ guard bytes `guard` (the case's pattern). */
+/* The workspace as the harness gives it: REPRO_WORKSPACE_FILL in every byte, then after its rounded end the
+   REPRO_WORKSPACE_GUARD guard bytes `guard` (the case's pattern). */
 HELPER int workspace_alloc(void **ws, uint64_t size, const unsigned char *guard)
 {
-    size_t at = alloc_size((size_t)size), total = at + @GUARD@;
+    size_t at = alloc_size((size_t)size), total = at + REPRO_WORKSPACE_GUARD;
     if (!acl_ok(aclrtMalloc(ws, alloc_size(total), ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc(workspace)"))
         return 0;
-    return acl_ok(aclrtMemset(*ws, alloc_size(total), @FILL@, total), "aclrtMemset(workspace)") &&
-           acl_ok(aclrtMemcpy((unsigned char *)*ws + at, @GUARD@, guard, @GUARD@, ACL_MEMCPY_HOST_TO_DEVICE),
+    return acl_ok(aclrtMemset(*ws, alloc_size(total), REPRO_WORKSPACE_FILL, total), "aclrtMemset(workspace)") &&
+           acl_ok(aclrtMemcpy((unsigned char *)*ws + at, REPRO_WORKSPACE_GUARD, guard, REPRO_WORKSPACE_GUARD, ACL_MEMCPY_HOST_TO_DEVICE),
                   "aclrtMemcpy(workspace guard)");
 }
 
 /* How many of the workspace's guard bytes phase 2 changed; the first change described in `what`. */
 HELPER int64_t workspace_overrun(void *ws, uint64_t size, const unsigned char *guard, char *what, size_t cap)
 {
-    unsigned char found[@GUARD@], changed[@GUARD@];
+    unsigned char found[REPRO_WORKSPACE_GUARD], changed[REPRO_WORKSPACE_GUARD];
     size_t at = alloc_size((size_t)size), i;
     if (!to_host(found, (unsigned char *)ws + at, sizeof found))
         return 0;
-    for (i = 0; i < @GUARD@; i++)
+    for (i = 0; i < REPRO_WORKSPACE_GUARD; i++)
         changed[i] = found[i] != guard[i];
-    return describe_damage("workspace tail", found, guard, changed, 0, @GUARD@, at, what, cap);
+    return describe_damage("workspace tail", found, guard, changed, 0, REPRO_WORKSPACE_GUARD, at, what, cap);
 }
 
 HELPER void print_ints(const int64_t *v, int n)
@@ -333,13 +274,3 @@ HELPER int64_t next_index(int64_t *idx, const int64_t *dims, const int64_t *stri
     }
     return pos;
 }
-"""
-
-
-def support() -> str:
-    """Helpers for files, device buffers, the workspace and descriptors, with the harness's sizes filled in."""
-    text = HELPERS
-    for name, value in (("MIN_ALLOC", MIN_ALLOC), ("GUARD", WORKSPACE_GUARD), ("FILL", f"0x{WORKSPACE_FILL:02X}"),
-                        ("FILL_HEX", f"{WORKSPACE_FILL:02X}")):
-        text = text.replace(f"@{name}@", str(value))
-    return text

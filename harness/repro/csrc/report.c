@@ -1,171 +1,8 @@
-"""The comparison of an output with its golden, in C: harness/judge/compare.py, one standard at a time.
+/* The comparison's driver (harness/repro/csrc/report.c), after compare.c and the case's standard
+   (standards/<name>.c, which defines judge_standard and HEADLINE): one output against its golden,
+   every metric and the summary line. */
+#define NHEADLINE ((int)(sizeof HEADLINE / sizeof HEADLINE[0]))
 
-Shared part (COMMON): the golden rounded once (round to nearest even) to the output dtype, the
-NaN/Inf rule (same-position NaN or same-sign Inf counts as equal and leaves the metrics; any other
-disagreement fails), the base metrics, the worst element and the summary line (DRIVER); the
-standard itself is c_standards.py. Means are summed with compensation, so they
-agree with numpy's pairwise sums to far below any threshold's resolution.
-"""
-from __future__ import annotations
-
-from . import c_standards
-
-COMMON = r"""
-/* ------------------------------------------------------------------ comparison (compare.py) */
-
-typedef struct {
-    const char *key;
-    double value;
-} Thr;
-
-typedef struct {
-    int64_t n;
-    int integer;                       /* integer data: exact int64 comparison */
-    double *g, *a, *gr;                /* golden (exact), actual, golden rounded once to the dtype */
-    int64_t *gi, *ai;
-    unsigned char *cmp, *bad;          /* both finite: in the metrics; NaN/Inf disagreement: fails */
-    const char *names[32];
-    double values[32];
-    int integers[32], nm;
-    char reasons[2048];
-    int64_t worst;
-    const char *worst_metric;
-} Cmp;
-
-typedef struct {
-    double s, c;
-} Sum;
-
-HELPER void sum_add(Sum *s, double x)
-{
-    double t = s->s + x;
-    if (isfinite(t))
-        s->c += fabs(s->s) >= fabs(x) ? (s->s - t) + x : (x - t) + s->s;
-    s->s = t;
-}
-
-HELPER double sum_value(const Sum *s)
-{
-    return isfinite(s->s) ? s->s + s->c : s->s;
-}
-
-HELPER double thr(const Thr *t, const char *key)
-{
-    for (; t->key; t++)
-        if (!strcmp(t->key, key))
-            return t->value;
-    printf("internal error: no threshold %s\n", key);
-    exit(2);
-}
-
-/* compare.py's _fmt: 4 significant digits; several may appear in one printf */
-HELPER const char *g4(double x)
-{
-    static char pool[8][40];
-    static int next;
-    char *buf = pool[next++ % 8];
-    snprintf(buf, 40, "%.4g", x);
-    return buf;
-}
-
-/* The pass tests: a NaN metric never passes. */
-HELPER int lt(double x, double lim) { return !isnan(x) && x < lim; }
-HELPER int le(double x, double lim) { return !isnan(x) && x <= lim; }
-HELPER int ge(double x, double lim) { return !isnan(x) && x >= lim; }
-
-HELPER void add_metric(Cmp *d, const char *name, double value, int integer)
-{
-    d->names[d->nm] = name;
-    d->values[d->nm] = value;
-    d->integers[d->nm++] = integer;
-}
-
-HELPER void add_reason(Cmp *d, const char *fmt, ...)
-{
-    size_t used = strlen(d->reasons);
-    va_list ap;
-    if (used) {
-        strcat(d->reasons, "; ");
-        used += 2;
-    }
-    va_start(ap, fmt);
-    vsnprintf(d->reasons + used, sizeof d->reasons - used, fmt, ap);
-    va_end(ap);
-}
-
-/* x rounded once, to nearest even, to a binary format with p fraction bits and exponents
-   emin..emax (subnormals and overflow to Inf included): x / quantum is exact, so nearbyint is
-   the only rounding. */
-HELPER double round_to_format(double x, int p, int emin, int emax)
-{
-    int e, lead;
-    double q, r;
-    if (!isfinite(x) || x == 0)
-        return x;
-    frexp(x, &e);
-    lead = e - 1 < emin ? emin : e - 1;
-    if (lead > emax)
-        return copysign(INFINITY, x);
-    q = ldexp(1.0, lead - p);
-    r = nearbyint(x / q) * q;
-    return fabs(r) > ldexp(2.0 - ldexp(1.0, -p), emax) ? copysign(INFINITY, x) : r;
-}
-
-HELPER double round_to(double x, int kind)
-{
-    switch (kind) {
-    case K_F16: return round_to_format(x, 10, -14, 15);
-    case K_BF16: return round_to_format(x, 7, -126, 127);
-    case K_F32: return round_to_format(x, 23, -126, 127);
-    }
-    return x;
-}
-
-HELPER uint16_t half_bits(double r)
-{
-    uint16_t s = signbit(r) ? 0x8000 : 0;
-    double a = fabs(r);
-    int e;
-    if (isnan(r))
-        return 0x7e00;
-    if (isinf(a))
-        return s | 0x7c00;
-    if (a == 0)
-        return s;
-    frexp(a, &e);
-    if (e - 1 < -14)
-        return (uint16_t)(s | (uint16_t)ldexp(a, 24));
-    return (uint16_t)(s | (e + 14) << 10 | (uint16_t)(ldexp(a, 11 - e) - 1024));
-}
-
-/* The bits a value representable in the dtype is stored as (for the worst element's line). */
-HELPER uint64_t value_bits(double r, int kind)
-{
-    float f = (float)r;
-    uint32_t u32;
-    uint64_t u64;
-    switch (kind) {
-    case K_F16: return half_bits(r);
-    case K_BF16: memcpy(&u32, &f, 4); return u32 >> 16;
-    case K_F32: memcpy(&u32, &f, 4); return u32;
-    }
-    memcpy(&u64, &r, 8);
-    return u64;
-}
-
-HELPER int judge_standard(Cmp *d, const Thr *t);
-
-HELPER int64_t argmax_first(double *best, int64_t *count, double value, int64_t i, int64_t worst)
-{
-    if ((*count)++ == 0 || value > *best) {
-        *best = value;
-        return i;
-    }
-    return worst;
-}
-"""
-
-DRIVER = r"""
 HELPER void print_worst(const Cmp *d, const Tensor *t, int bits)
 {
     int64_t rest = d->worst, idx[MAX_RANK];
@@ -185,8 +22,8 @@ HELPER void print_worst(const Cmp *d, const Tensor *t, int bits)
     printf(": golden=%.7g actual=%.9g", d->g[d->worst], d->a[d->worst]);
     if (bits)
         printf(" (golden rounded %.9g, bits 0x%llx; actual bits 0x%llx)", d->gr[d->worst],
-               (unsigned long long)value_bits(d->gr[d->worst], t->kind),
-               (unsigned long long)value_bits(d->a[d->worst], t->kind));
+               (unsigned long long)value_bits(d->gr[d->worst], t->dtype),
+               (unsigned long long)value_bits(d->a[d->worst], t->dtype));
 }
 
 /* One output against its golden (logical order, as compare.py gets them): prints every metric and
@@ -230,16 +67,16 @@ HELPER int compare_output(const Tensor *t, const char *golden_file, int integer,
         const unsigned char *p = t->host + pos * (int64_t)t->item;
         if (integer) {
             memcpy(&d.gi[i], golden + 8 * i, 8);
-            d.ai[i] = elem_int(p, t->kind);
+            d.ai[i] = elem_int(p, t->dtype);
             d.g[i] = d.gr[i] = (double)d.gi[i];
             d.a[i] = (double)d.ai[i];
             d.cmp[i] = 1;
         } else {
             memcpy(&g, golden + 8 * i, 8);
-            a = elem_double(p, t->kind);
+            a = elem_double(p, t->dtype);
             d.g[i] = g;
             d.a[i] = a;
-            d.gr[i] = round_to(g, t->kind);
+            d.gr[i] = round_to(g, t->dtype);
             /* a finite golden beyond the dtype's range has Inf as its rounded value: its NaN/Inf
                class is judged on that, its metrics on the exact value */
             gcls = isinf(d.gr[i]) && isfinite(g) ? d.gr[i] : g;
@@ -316,10 +153,3 @@ HELPER int compare_output(const Tensor *t, const char *golden_file, int integer,
     free(d.g); free(d.a); free(d.gr); free(d.gi); free(d.ai); free(d.cmp); free(d.bad);
     return ok;
 }
-"""
-
-
-
-def comparator(standard: str) -> str:
-    """The C text of the comparison under one standard: the shared part, the standard, the driver."""
-    return COMMON + c_standards.standard_code(standard) + DRIVER

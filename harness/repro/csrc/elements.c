@@ -1,10 +1,9 @@
-"""Elements of a reproducer's tensors, in C: decoding the dtypes a comparison reads (float16 and
-bfloat16 by their bits), and the check that phase 2 left every byte of the output storage outside
-the view as the harness laid it (its exact guard bytes, compared byte for byte as
-harness/inputs/guard.py does)."""
-from __future__ import annotations
+/* Elements of a reproducer's tensors (harness/repro/csrc/elements.c): reading one element of the
+   dtypes a comparison reads, by the aclDataType the tensor was created with (float16 and bfloat16
+   by their bits; any other dtype is only digested), and the check that phase 2 left every byte of
+   the output storage outside the view as the harness laid it (its exact guard bytes, compared byte
+   for byte as harness/inputs/guard.py does). */
 
-DECODE = r"""
 HELPER double half_value(uint16_t h)
 {
     int e = (h >> 10) & 31, m = h & 1023;
@@ -12,33 +11,35 @@ HELPER double half_value(uint16_t h)
     return (h & 0x8000) ? -v : v;
 }
 
-HELPER double elem_double(const unsigned char *p, int kind)
+HELPER double elem_double(const unsigned char *p, aclDataType dtype)
 {
     uint16_t u16;
     uint32_t u32;
     float f;
     double d;
-    switch (kind) {
-    case K_F16: memcpy(&u16, p, 2); return half_value(u16);
-    case K_BF16: memcpy(&u16, p, 2); u32 = (uint32_t)u16 << 16; memcpy(&f, &u32, 4); return f;
-    case K_F32: memcpy(&f, p, 4); return f;
-    case K_F64: memcpy(&d, p, 8); return d;
+    switch (dtype) {
+    case ACL_FLOAT16: memcpy(&u16, p, 2); return half_value(u16);
+    case ACL_BF16: memcpy(&u16, p, 2); u32 = (uint32_t)u16 << 16; memcpy(&f, &u32, 4); return f;
+    case ACL_FLOAT: memcpy(&f, p, 4); return f;
+    case ACL_DOUBLE: memcpy(&d, p, 8); return d;
+    default: break;      /* any other dtype: not read here */
     }
     return 0.0;
 }
 
-HELPER int64_t elem_int(const unsigned char *p, int kind)
+HELPER int64_t elem_int(const unsigned char *p, aclDataType dtype)
 {
     int8_t i8;
     int16_t i16;
     int32_t i32;
     int64_t i64;
-    switch (kind) {
-    case K_I8: memcpy(&i8, p, 1); return i8;
-    case K_U8: case K_BOOL: return p[0];
-    case K_I16: memcpy(&i16, p, 2); return i16;
-    case K_I32: memcpy(&i32, p, 4); return i32;
-    case K_I64: memcpy(&i64, p, 8); return i64;
+    switch (dtype) {
+    case ACL_INT8: memcpy(&i8, p, 1); return i8;
+    case ACL_UINT8: case ACL_BOOL: return p[0];
+    case ACL_INT16: memcpy(&i16, p, 2); return i16;
+    case ACL_INT32: memcpy(&i32, p, 4); return i32;
+    case ACL_INT64: memcpy(&i64, p, 8); return i64;
+    default: break;      /* any other dtype: not read here */
     }
     return 0;
 }
@@ -96,5 +97,3 @@ HELPER int64_t outside_view_damage(const Tensor *t, char *what, size_t cap)
     }
     return total;
 }
-"""
-
