@@ -198,6 +198,19 @@ def _unique(items, key, what: str) -> None:
             seen[k] = item
 
 
+def _own_names(families: tuple[Family, ...]) -> None:
+    """Each family's default SoC and literal SoC versions are read as that family: the first family
+    whose pattern matches a name wins, so a new family's names must not match an earlier one's."""
+    for i, f in enumerate(families):
+        names = [f.default_soc] if f.default_soc else []
+        names += [v for v in f.soc_versions if not any(c in v for c in "*?[")]
+        for name in names:
+            first = next((g for g in families if g.matches(name)), None)
+            if first is not f:
+                _fail(f"families[{i}] ({f.name})", f"SoC name {name!r} is read as "
+                      f"{first.name if first else 'no family'} (soc_patterns, first match wins)")
+
+
 def load(path: Path = PLATFORM_FILE) -> tuple[tuple[Family, ...], tuple[Family, ...], tuple[DType, ...], str]:
     """(families, other families, dtypes, the software CANN's default family) of a platform file."""
     try:
@@ -223,6 +236,7 @@ def _records(data) -> tuple[tuple[Family, ...], tuple[Family, ...], tuple[DType,
     _unique(families + others, lambda f: (f.name,), "families")
     _unique(dtypes, lambda d: (d.name, *d.aliases), "dtypes (names and aliases)")
     _unique(dtypes, lambda d: (d.acl,), "dtypes (acl values)")
+    _own_names(families + others)
     default = data.get("software_cann_default")
     if default not in {f.name for f in families}:
         _fail("software_cann_default", f"{default!r} is not one of the families")

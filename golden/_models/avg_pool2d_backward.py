@@ -23,6 +23,7 @@ from __future__ import annotations
 from golden._phase1 import (INNER_NULLPTR, INT64, INVALID, NULLPTR, SUCCESS, UNDEFINED, Call, Phase1,
                             Phase1Model, Rule, TensorDesc, int64_product)
 
+from ._checks import FAMILIES, is_regbase
 from ._l0 import reformat_refuses
 
 INNER = 561000                            # ACLNN_ERR_INNER: what 950's HandleGradInput returns
@@ -34,7 +35,7 @@ PRIVATE_FORMATS = frozenset({"NC1HWC0", "FRACTAL_Z", "NDC1HWC0", "FRACTAL_Z_3D",
                              "FRACTAL_NZ_C0_2", "FRACTAL_NZ_C0_4", "FRACTAL_NZ_C0_8", "FRACTAL_NZ_C0_16",
                              "FRACTAL_NZ_C0_32"})
 A2A3 = ("ascend910b", "ascend910_93")     # SocVersion ASCEND910B / ASCEND910_93
-REGBASE = ("ascend950",)                  # DAV_3510
+REGBASE = tuple(f for f in FAMILIES if is_regbase(f))     # NpuArch DAV_3510
 CUBE_DIVISOR = 255                        # CheckCubeSupport: divisorOverride in [-255, 255]
 
 
