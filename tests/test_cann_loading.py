@@ -276,7 +276,7 @@ def test_suite_without_set_env_reexecs_announced(suite, xdist):
     assert "2 passed" in out, out
     props = _summary(suite.tmp)["properties"]
     assert props["set_env_applied"].startswith("applied by the harness (re-exec with") and props["simulated"] == "true"
-    assert props["software_cann_built"] == "True" and props["fallback_reason"].startswith("no CANN found")
+    assert props["software_cann_built"] == "true" and props["fallback_reason"].startswith("no CANN found")
 
 
 @no_installed_cann

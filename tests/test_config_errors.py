@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.target import Target
+from harness.target.settings import BackendSettings
 from harness.acl.runtime import AclCallError
 from harness.backends.torch_backend import TorchBackend
 from harness.execution import child
@@ -320,3 +322,22 @@ def test_resuming_a_complete_run_whatever_its_last_line_says_nothing_to_resume(t
     lines = [ln for ln in out.splitlines() if ln.strip() and not ln.startswith("*** software CANN at ")]
     assert code == 0 and len(lines) == 1, out
     assert "nothing to resume: every one of the 13 case(s)" in lines[0] and "1 damaged journal line(s) skipped" in lines[0]
+
+
+def test_a_misspelt_backend_setting_is_an_error_not_its_default():
+    """The case worker's settings are typed: a key no field has fails where the settings are built."""
+    with pytest.raises(ValueError, match=r"unknown key\(s\) determinsm_level \(known: backend, device"):
+        CaseExecutor({"backend": "torch", "determinsm_level": 1})
+    assert BackendSettings.from_wire(BackendSettings(deterministic=True).to_wire()).level == 1
+
+
+def test_properties_spell_truth_one_way_and_read_the_old_way():
+    from harness.backends.base import BackendInfo
+    props = BackendInfo("aclnn", "lib", "npu:0", "Ascend910B2", "ascend910b", simulated=True,
+                        details={"software_cann": True, "relaunch": False}).as_properties()
+    assert (props["simulated"], props["software_cann"], props["relaunch"]) == ("true", "true", "false")
+    target = Target.from_properties(props)
+    assert target.simulated and target.software_cann and not target.relaunch
+    old = Target.from_properties({**props, "software_cann": "True", "deterministic": "True"})   # records of before
+    assert old.software_cann and old.deterministic
+    assert Target.from_properties({}).simulated      # missing provenance is never read as hardware

@@ -157,11 +157,11 @@ def test_a_lost_device_stops_only_its_own_worker(tmp_path, monkeypatch):
         crashed = flat(pool.run(crashing, 60.0))
         assert crashed["status"] == "CRASH"
         victim = next(ex for ex in pool.executors if ex.label == crashed["worker"])
-        victim.settings["device"] = "7"                  # what its replacement will find
+        victim.settings = victim.settings.with_(device="7")        # what its replacement will find
         later = [flat(pool.run(c, 60.0, [(n, 60.0) for n in regular[i + 2:min(i + 6, 10)]]))
                  for i, c in enumerate(regular[1:10])]
         for ex in pool.executors:
-            ex.settings["device"] = "7"                  # now the other one too
+            ex.settings = ex.settings.with_(device="7")                  # now the other one too
         other = next(ex for ex in pool.executors if ex is not victim)
         other._kill()                                    # its worker dies; no replacement can open
         gone = [flat(pool.run(c, 60.0)) for c in regular[10:12]]

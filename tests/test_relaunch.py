@@ -119,7 +119,7 @@ def test_relaunch_option_holds_every_case_to_it(tmp_path):
     assert records and all(r["status"] == "FAIL" for r in records), [r["status"] for r in records]
     assert all(r["reason"].startswith("second launch of the repeatable executor") for r in records)
     summary = json.loads((tmp_path / "all" / "summary.json").read_text())
-    assert summary["properties"]["relaunch"] == "True"
+    assert summary["properties"]["relaunch"] == "true"
     assert " --relaunch" in records[0]["repro"]
     clean = _suite(tmp_path, "clean", None, "-k", "windows_exact and float32", "--relaunch")
     assert clean and all(r["status"] == "PASS" for r in clean)

@@ -222,7 +222,7 @@ def test_a_device_that_cannot_be_brought_back_stops_its_worker(tmp_path, monkeyp
         executor.start()
         assert flat(executor.run(regular[0], 60))["status"] == "PASS"
         assert flat(executor.run(crashing, 60))["status"] == "CRASH"
-        executor.settings["device"] = "7"              # what the replacement worker will find
+        executor.settings = executor.settings.with_(device="7")   # what the replacement worker will find
         lost = [flat(executor.run(c, 60)) for c in regular[1:4]]
     finally:
         executor.close()

@@ -64,6 +64,7 @@ from ..judge import perf, reasons
 from ..core.argv import Parser, fail, number
 from ..core.status import Status
 from ..core.paths import REPO_ROOT
+from ..target import Target
 from . import perf_score
 from .faults import FAULTS, PERF_FAULTS, Fault  # noqa: F401  (FAULTS: read by tests and tools from here)
 
@@ -222,7 +223,7 @@ def _baseline(faults: list[Fault], work: Path, jobs: int) -> tuple[dict[str, dic
                 problems.append(f"clean run on {family} produced no records (exit {code}): {out[-500:]}")
             for r in records:
                 clean[r["case_id"]] = r
-                if (r.get("backend") or {}).get("software_cann") != "True":
+                if not Target.from_properties(r.get("backend") or {}).software_cann:
                     problems.append(f"clean run on {family}: {r['case_id']} did not run on the software CANN "
                                     f"(SWCANN_FAULTS needs it): {(r.get('backend') or {}).get('library')}")
                     break

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..core import dtypes, families
 from ..target import discovery as environment
+from ..target.settings import BackendSettings
 from ..acl import abi, events, loader, meminfo, runtime, setenv
 from ..acl.objects import CaseObjects, alloc_size
 from ..core.errors import HarnessConfigError
@@ -62,26 +63,23 @@ class AclnnBackend:
     repeatable_executors = True  # run(relaunch=True): aclSetAclOpExecutorRepeatable, phase 2 twice
 
     def __init__(self, config):
-        libs, found, fallback = find_libraries(bool(getattr(config, "no_sw_fallback", False)))
+        config = BackendSettings.from_wire(config)
+        libs, found, fallback = find_libraries(config.no_sw_fallback)
         software = libs.is_software_cann
-        if software and getattr(config, "no_sw_fallback", False):
+        if software and config.no_sw_fallback:
             raise HarnessConfigError(f"--no-sw-fallback: {libs.runtime_path} is the software CANN "
                                      f"(it exports swcannGetStats), not a hardware CANN")
-        requested = getattr(config, "family", None)
+        requested = config.family
         _export_cann_env(libs.root)      # the software CANN, like nnopbase, wants its kernel directory
         if software:
             environment.hand_over_soc(requested)        # SWCANN_SOC, before its aclInit
             _warn_software(libs.runtime_path, fallback)
         self.libs = libs
-        self.relaunch_all = bool(getattr(config, "relaunch", False))    # --relaunch: every case's executor twice
-        self.perf_all = bool(getattr(config, "perf", False))            # --perf: every passing case timed
+        self.relaunch_all = config.relaunch     # --relaunch: every case's executor twice
+        self.perf_all = config.perf             # --perf: every passing case timed
         shared = runtime.current() is not None     # another backend of this process opened ACL already
-        slot = getattr(config, "slot", None)        # a case worker's (harness/execution/pool.py)
-        if slot is None:
-            slot = runtime.worker_slot(getattr(config, "worker", None))
-        level = getattr(config, "determinism_level", None)     # --determinism-level; --deterministic is 1
-        self.session = runtime.open_session(libs, getattr(config, "device", None), slot,
-                                            int(level if level is not None else bool(getattr(config, "deterministic", False))))
+        slot = config.slot if config.slot is not None else runtime.worker_slot(config.worker)
+        self.session = runtime.open_session(libs, config.device, slot, config.level)
         self.timing_source = events.timing_source(libs)               # read once ACL is initialised
         self.timing = aclnn_perf.timing_label(self.timing_source)
         try:

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..model import OpDescriptor
+from ..target import wire
 
 if TYPE_CHECKING:       # annotations only: the pytest process of a run never builds tensors
     from ..inputs import Arg, TensorArg
@@ -53,10 +54,10 @@ class BackendInfo:
     def as_properties(self) -> dict[str, str]:
         props = {"backend": self.backend, "library": self.library, "device": self.device,
                  "soc_name": self.soc_name or "", "family": self.family or "",
-                 "simulated": str(self.simulated).lower(), "backend_version": self.version}
+                 "simulated": self.simulated, "backend_version": self.version}
         # details (every library path, fallback reason, ...) ride along with each result
         props.update({k: v for k, v in self.details.items() if k not in props})
-        return {k: str(v) for k, v in props.items()}   # plain str: xdist serialises these
+        return {k: wire(v) for k, v in props.items()}   # plain str, one spelling of true: xdist serialises these
 
 
 def banner(properties: dict[str, str]) -> str:

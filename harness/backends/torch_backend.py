@@ -15,6 +15,7 @@ import golden as golden_pkg
 from ..core.errors import HarnessConfigError
 from ..inputs import Arg, attrs_of
 from ..model import OpDescriptor
+from ..target.settings import BackendSettings
 from .base import BackendInfo, RunResult
 
 
@@ -22,13 +23,14 @@ class TorchBackend:
     reports_status = False      # PyTorch has no equivalent of aclnn phase-1 status codes
 
     def __init__(self, config):
+        config = BackendSettings.from_wire(config)
         device = config.device or "cpu"
         try:
             self.device = torch.device(device)
             torch.empty(1, device=self.device)
         except (RuntimeError, AssertionError) as e:
             raise HarnessConfigError(f"--device: torch cannot use device {device!r}: {str(e).splitlines()[0]}") from None
-        self.perf_all = bool(getattr(config, "perf", False))     # --perf: every passing case timed
+        self.perf_all = config.perf     # --perf: every passing case timed
         self.timing = timing_of(self.device)
         self.info = BackendInfo("torch", f"torch {torch.__version__}", str(self.device), None,
                                 config.family, simulated=True, version=torch.__version__,

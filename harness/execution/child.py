@@ -36,12 +36,12 @@ import socket
 import sys
 import traceback
 from pathlib import Path
-from types import SimpleNamespace
 
 from .. import backends
 from ..core.errors import HarnessConfigError
 from ..core.status import Status
 from ..judge.outcome import Outcome
+from ..target.settings import BackendSettings
 from . import procfs, stopping
 from .channel import Channel, ChannelClosed
 
@@ -123,13 +123,14 @@ def serve(channel: Channel) -> int:
     kind, settings = channel.recv()
     assert kind == "open", kind
     try:
-        backend = backends.create(settings["backend"], SimpleNamespace(**settings))
+        settings = BackendSettings.from_wire(settings)
+        backend = backends.create(settings.backend, settings)
     except HarnessConfigError as e:
         channel.send(("config_error", str(e)))
         return 3
-    if settings.get("golden_cache"):
+    if settings.golden_cache:
         from ..judge.cache import GoldenCache
-        cache = GoldenCache(settings["golden_cache"])
+        cache = GoldenCache(settings.golden_cache)
     else:
         cache = None
     announced = backend.info.as_properties()

@@ -21,6 +21,7 @@ from typing import Callable
 
 from ..acl.runtime import worker_slot
 from ..judge.outcome import Outcome
+from ..target.settings import BackendSettings
 from . import schedule, scratch
 from .supervisor import CacheUse, CaseExecutor
 from .zygote import Zygote, malloc_check_env
@@ -34,22 +35,23 @@ def slots(worker: str | None, size: int) -> list[int]:
 
 
 class CasePool:
-    def __init__(self, settings: dict, label: str, size: int = 1):
+    def __init__(self, settings: "BackendSettings | dict", label: str, size: int = 1):
         if size < 1:
             raise ValueError(f"a pool needs at least one case worker, got {size}")
+        settings = BackendSettings.from_wire(settings)
         self.size = size
-        self._malloc_check = bool(settings.get("malloc_check"))
+        self._malloc_check = settings.malloc_check
         self._log_dir: Path | None = scratch.make(f"pool-{label}") if size > 1 else None
         self._zygote: Zygote | None = None
         # one worker keeps the label and zygote of a plain CaseExecutor: records say "main" or "gw0"
         labels = [label] if size == 1 else [f"{label}.{k}" for k in range(size)]
-        self.executors = [CaseExecutor({**settings, "slot": slot}, name)
-                          for slot, name in zip(slots(settings.get("worker"), size), labels)]
+        self.executors = [CaseExecutor(settings.with_(slot=slot), name)
+                          for slot, name in zip(slots(settings.worker, size), labels)]
 
-    def set(self, key: str, value) -> None:
-        """A setting for every worker (the dump directory, once the run has its report dir)."""
+    def set_dump(self, directory: str | None) -> None:
+        """Where every worker dumps a failing case (the run's, once it has its report dir)."""
         for ex in self.executors:
-            ex.settings[key] = value
+            ex.dump = directory
 
     def warm_up(self) -> None:
         """Start the zygote now (it imports torch while the caller goes on)."""

@@ -37,7 +37,7 @@ class PostMortem:
         self.lost_diagnostics = {"stack": stack[-8000:], "last_error": said, "output": printed[-4000:],
                                  "blocked_signals": state if not stack else None}
         raise HarnessConfigError(
-            f"TIMEOUT of start-up: the case worker did not finish opening the {self.settings['backend']} backend "
+            f"TIMEOUT of start-up: the case worker did not finish opening the {self.settings.backend} backend "
             f"within {timeout_s:g} s{f' ({why})' if why else ''}; it was killed"
             + (f"; last library message: {said}" if said else "") + (f"; no stack: {no_stack}" if no_stack else ""))
 

@@ -21,6 +21,7 @@ from typing import Callable
 from ..core.errors import HarnessConfigError
 from ..core.status import Status
 from ..judge.outcome import Outcome
+from ..target.settings import BackendSettings
 from . import blame, logs, oom, scratch
 from .channel import Channel, ChannelClosed
 from .post_mortem import PostMortem
@@ -64,8 +65,9 @@ class DeviceLost(Exception):
 
 
 class CaseExecutor(PostMortem):
-    def __init__(self, settings: dict, label: str = "main"):
-        self.settings, self.label = dict(settings), label
+    def __init__(self, settings: "BackendSettings | dict", label: str = "main"):
+        self.settings, self.label = BackendSettings.from_wire(settings), label
+        self.dump: str | None = None      # the run's dump directory, once it has its report dir
         self.properties: dict[str, str] | None = None
         self.resets = 0                 # device resets and worker replacements so far
         self.pending_recovery: dict | None = None   # told to the next case's outcome
@@ -94,7 +96,7 @@ class CaseExecutor(PostMortem):
         """Start the zygote now, without waiting: it imports torch and the goldens while the
         caller does other work (an xdist worker collects), instead of when the first case comes."""
         if self._zygote is None:
-            env = malloc_check_env() if self.settings.get("malloc_check") else None
+            env = malloc_check_env() if self.settings.malloc_check else None
             self._zygote = Zygote(self._log_dir / "zygote.log", preload=self.label != "probe", env=env)
 
     def share_zygote(self, zygote: Zygote) -> None:
@@ -127,9 +129,9 @@ class CaseExecutor(PostMortem):
         os.close(to_child)
         os.close(from_child)
         self._chan = Channel(to_parent, from_parent)
-        backend = self.settings["backend"]
+        backend = self.settings.backend
         try:
-            self._chan.send(("open", self.settings))
+            self._chan.send(("open", self.settings.to_wire()))
             if not self._await_start(timeout_s, waiting):
                 self._start_timed_out(timeout_s, why)
             reply = self._chan.recv()
@@ -153,7 +155,7 @@ class CaseExecutor(PostMortem):
                 return True
             waited, step = waited + wait, START_SAY_EVERY_S
             if waiting is not None and waited < timeout_s:
-                waiting(f"case worker {self.label} still opening the {self.settings['backend']} backend after "
+                waiting(f"case worker {self.label} still opening the {self.settings.backend} backend after "
                         f"{waited:.0f} s (aclInit, device set-up); it gives up at {timeout_s:.0f} s")
         return False
 
@@ -302,7 +304,7 @@ class CaseExecutor(PostMortem):
             if shared is None:
                 return False
             # per case, not per worker: the dump directory is known only once the run has its report dir
-            sent = self._chan.send(("run", case, self.settings.get("dump")),
+            sent = self._chan.send(("run", case, self.dump),
                                    None if limit is None else limit - shared)
             if sent is None:
                 return False

@@ -19,7 +19,8 @@ from ..execution.pool import CasePool
 from ..execution.rundir import RunDir
 from ..model import Case
 from ..reporting import identity, records, repro_line
-from ..target import discovery
+from ..target import Target, discovery
+from ..target.settings import BackendSettings
 
 FAILURES = (Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.MISSING)
 # A hang found while exploring costs its deadline: much shorter than the suite's 60 s base
@@ -27,10 +28,9 @@ BASE_TIMEOUT_S = 15.0
 PER_MILLION_S = 20.0
 
 
-def settings_for(family: str) -> dict:
+def settings_for(family: str) -> BackendSettings:
     """What a case worker needs to open the aclnn backend on `family` (as plugin/options.py makes it)."""
-    return {"backend": "aclnn", "device": None, "family": family, "no_sw_fallback": False, "deterministic": False,
-            "worker": None, "golden_cache": None, "relaunch": False}
+    return BackendSettings(backend="aclnn", family=family)
 
 
 def prepare_environment(family: str) -> None:
@@ -65,7 +65,7 @@ class Session:
 
     @property
     def simulated(self) -> bool:
-        return self.props.get("simulated") != "false"
+        return Target.from_properties(self.props).simulated
 
     @property
     def label(self) -> str:

@@ -119,7 +119,7 @@ class Lifecycle:
             self.executor = executor
         self.reporting.open_recorder(directory, properties)
         if self.executor is not None:
-            self.executor.set("dump", self.reporting.dump(properties))
+            self.executor.set_dump(self.reporting.dump(properties))
         self.controller_journal = journal_mod.Journal(directory, self.run.run_id, "controller")
 
     def _say_waiting(self, line: str) -> None:
@@ -153,8 +153,9 @@ class Lifecycle:
 
     def _case_executor(self) -> CasePool:
         if self.executor is None:
-            settings = {**self.settings.backend_settings(), "dump": self.reporting.dump(self.properties())}
-            self.executor = CasePool(settings, self.settings.worker or "main", self.settings.case_workers)
+            self.executor = CasePool(self.settings.backend_settings(), self.settings.worker or "main",
+                                     self.settings.case_workers)
+            self.executor.set_dump(self.reporting.dump(self.properties()))
         return self.executor
 
     def _journal(self) -> journal_mod.Journal:

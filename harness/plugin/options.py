@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from ..core import families
 from ..core.errors import HarnessConfigError
 from ..execution import sizing
 from ..reporting.run import ReportSettings, add_options as add_report_options
+from ..target.settings import BackendSettings
 
 SETTINGS = pytest.StashKey()
 DETERMINISM_LEVELS = (0, 1, 2, 3)    # ACL_OPT_DETERMINISTIC's values (acl_abi.md 3.3), TTK's --dl
@@ -144,11 +145,10 @@ class Settings:
                    workers.count, get("relaunch"), get("dist", "no") != "no", report, level, workers.why,
                    perf=get("perf"), malloc_check=get("malloc_check"))
 
-    def backend_settings(self) -> dict:
-        """What the case worker needs to open the backend (plain data: it crosses a pipe)."""
-        keys = ("backend", "device", "family", "no_sw_fallback", "deterministic", "worker", "golden_cache", "relaunch",
-                "determinism_level", "perf", "malloc_check")
-        return {k: v for k, v in asdict(self).items() if k in keys}
+    def backend_settings(self) -> BackendSettings:
+        """What the case worker needs to open the backend (it crosses the pipe as BackendSettings.to_wire)."""
+        mine = asdict(self)
+        return BackendSettings(**{f.name: mine[f.name] for f in fields(BackendSettings) if f.name in mine})
 
 
 def _determinism_level(deterministic: bool, level: int | None) -> int:

@@ -15,6 +15,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from ..target import Target
+
 # Environment variables that change what the software CANN (or a real CANN) does: part of the
 # identity, and of every repro command, because a rerun without them would not reproduce.
 SWITCH_PREFIXES = ("SWCANN_",)
@@ -95,16 +97,17 @@ def collect(props: dict, *, root: Path, case_files, argv: list[str], started: st
             environ=None, extra: dict | None = None) -> dict:
     """The identity dict of one run. `props` are the backend properties (BackendInfo.as_properties)."""
     env_switches = switches(environ)
+    target = Target.from_properties(props)
     return {
-        "backend": props.get("backend", ""),
-        "simulated": props.get("simulated") == "true",
-        "soc_name": props.get("soc_name", ""),
-        "family": props.get("family", ""),
-        "cann_version": props.get("backend_version", ""),
-        "device": props.get("device", ""),
+        "backend": target.backend,
+        "simulated": target.simulated,
+        "soc_name": target.soc_name,
+        "family": target.family or "",
+        "cann_version": target.version,
+        "device": target.device,
         "libraries": library_paths(props),
         "library_sha256": library_hashes(props),
-        "software_cann": props.get("software_cann") == "True",
+        "software_cann": target.software_cann,
         "switches": env_switches,
         "suite_commit": git_commit(root),
         "case_files": case_file_hashes(case_files, root),

@@ -4,6 +4,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from ..target import Target
+
 # The software CANN is found (and built) by the harness itself, which then applies its set_env.sh:
 # the install's ASCEND_* paths it exports are not switches, and a repro must not pin a build directory.
 _KEPT_FOR_SOFTWARE_CANN = ("ASCEND_RT_VISIBLE_DEVICES",)
@@ -15,7 +17,8 @@ def command(nodeid: str, props: dict, switches: dict[str, str], root: Path | Non
     The node id selects the case and nothing else (unlike -k, whose expression language cannot
     hold the brackets of a case id); --tier all keeps a slow case from being deselected; -n 0
     runs it in this process so a crash shows its own traceback."""
-    software = props.get("software_cann") == "True"
+    target = Target.from_properties(props)
+    software = target.software_cann
     env = {k: v for k, v in switches.items()
            if not (software and k.startswith("ASCEND_") and k not in _KEPT_FOR_SOFTWARE_CANN)}
     runner = "./run suite" if root is not None and (Path(root) / "run").is_file() else "python -m pytest"
@@ -30,9 +33,9 @@ def command(nodeid: str, props: dict, switches: dict[str, str], root: Path | Non
     level = props.get("determinism_level", "")
     if level.isdigit() and int(level) >= 2:      # the level a batch-slice or strong-consistency case ran at
         args += ["--determinism-level", level]
-    elif props.get("deterministic") == "True":
+    elif target.deterministic:
         args.append("--deterministic")
-    if props.get("relaunch") == "True":
+    if target.relaunch:
         args.append("--relaunch")
     args += ["--tier", "all", "-n", "0"]
     prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))

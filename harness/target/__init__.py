@@ -22,12 +22,27 @@ class Target:
     library: str                 # the operator library (aclnn) or "torch <version>"
     version: str                 # the CANN (or torch) version
     timing: str = ""             # what device times mean on it (events, modelled, ...); "" unknown
+    device: str = ""             # npu:<id>, or torch's device
+    software_cann: bool = False  # the software CANN of this project (simulated, and says so)
+    determinism_level: int = 0   # what the backend set: 1 --deterministic, 2 strong consistency too
+    relaunch: bool = False       # every case's executor launched twice
 
     @classmethod
     def from_properties(cls, props: dict) -> "Target":
+        """The target of a backend's properties: the wire form (BackendInfo.as_properties) in which it
+        crosses from a case worker, into records and reports, and back. Missing provenance is never
+        read as hardware."""
+        level = props.get("determinism_level", "")
         return cls(props.get("backend", ""), props.get("family") or None, props.get("soc_name", ""),
-                   props.get("simulated") != "false", props.get("library", ""), props.get("backend_version", ""),
-                   props.get("timing", ""))
+                   _flag(props, "simulated", default=True), props.get("library", ""),
+                   props.get("backend_version", ""), props.get("timing", ""), props.get("device", ""),
+                   _flag(props, "software_cann"),
+                   int(level) if str(level).isdigit() else int(_flag(props, "deterministic")),
+                   _flag(props, "relaunch"))
+
+    @property
+    def deterministic(self) -> bool:
+        return self.determinism_level >= 1
 
     @property
     def label(self) -> str:
@@ -45,3 +60,17 @@ class Target:
         if self.backend == "aclnn" and self.family:
             return self.family
         return requested
+
+
+def wire(value) -> str:
+    """A property's wire form: one spelling of a truth value ("true"/"false"), "" for None."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _flag(props: dict, key: str, default: bool = False) -> bool:
+    """A truth value of the properties: "true"/"false" as wire() writes them; "True"/"False" as records
+    written before it did (str(bool)) still say."""
+    value = str(props.get(key, "")).lower()
+    return {"true": True, "false": False}.get(value, default)
