@@ -82,3 +82,37 @@ def test_without_a_valid_call_the_attributes_are_a_todo(tmp_path, loaded):
                    capture_output=True, timeout=120)
     assert "# TODO attrs:" in path.read_text()
     traceability.load_all(path.parent)         # still a case file the loader accepts
+
+
+_HEADER = {"op": "Toy", "golden": "toy", "families": ["ascend910b"], "output_like": "self", "spatial_rank": 3,
+           "signature": [{"name": "gradOutput", "type": "tensor", "dtype": "data", "ranks": [5]},
+                         {"name": "self", "type": "tensor", "dtype": "data", "ranks": [5]},
+                         {"name": "kernelSize", "type": "int_array"},
+                         {"name": "gradInput", "type": "tensor", "dtype": "data", "output": True, "ranks": [5]}],
+           "checks": [{"id": "B0", "what": "workspaceSize / executor out-pointers != NULL", "status": 161001},
+                      {"id": "B7", "what": "kernelSize[D,H,W] > 0", "axes": ["D", "H", "W"], "status": 161002},
+                      {"id": "B9", "what": "gradInput shape == self shape", "axes": ["H"], "status": 161002}]}
+
+
+def _scenarios(text: str) -> dict:
+    doc = yaml.safe_load(text)
+    return {s["name"]: s for g in doc["groups"] for s in (g.get("invalid") or {}).get("scenarios", [])}
+
+
+def test_the_scaffold_nulls_an_out_pointer_and_breaks_attribute_axes_on_the_attribute():
+    from harness.audit import scaffold
+    shapes = {"gradOutput": [2, 3, 2, 4, 4], "self": [2, 3, 4, 9, 9], "gradInput": [2, 3, 4, 9, 9]}
+    text = scaffold.groups_text(_HEADER, ["float32"], shapes=shapes)
+    got = _scenarios(text)
+    assert got["B0"]["null"] == "workspaceSize"
+    for axis in "DHW":       # the attribute's elements, never "self D = 0"
+        assert "tensors" not in got[f"B7-{axis}"], got[f"B7-{axis}"]
+        assert f"TODO B7-{axis}: set the {axis} element of kernelSize" in text
+    assert got["B9-H"]["tensors"] == {"gradInput": {"shape": [2, 3, 4, 10, 9]}}     # a tensor check stays one
+
+
+def test_the_scaffold_takes_the_sum_safe_specials():
+    from harness.audit import scaffold
+    classes = scaffold._value_classes(["float16", "float32"])
+    assert "g_specials_sum_safe" in classes and "g_specials" not in classes
+    assert "specials" in scaffold._value_classes(["int32"]) or "large" in scaffold._value_classes(["int32"])
