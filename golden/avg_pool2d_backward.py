@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from . import _common, _opinfo, _reference
-from ._models.avg_pool2d_backward import EXAMPLES as MODEL_EXAMPLES, MODEL
+from ._models.avg_pool2d_backward import MODEL
+from ._models.avg_pool2d_backward_examples import EXAMPLES as MODEL_EXAMPLES
 
 OUTPUT = "gradInput"
 

@@ -23,17 +23,13 @@ from __future__ import annotations
 from golden._phase1 import (INNER_NULLPTR, INT64, INVALID, NULLPTR, SUCCESS, UNDEFINED, Call, Phase1,
                             Phase1Model, Rule, TensorDesc, int64_product)
 
-from ._checks import FAMILIES, is_regbase
+from ._checks import FAMILIES, PRIVATE_FORMATS, is_regbase
 from ._l0 import reformat_refuses
 
 INNER = 561000                            # ACLNN_ERR_INNER: what 950's HandleGradInput returns
 
 TENSORS = ("gradOutput", "self", "gradInput")
 FORMATS = ("NCHW", "NCL")
-# opbase op::IsPrivateFormat (the list of spec max_pool2d_with_indices_backward.md B #14)
-PRIVATE_FORMATS = frozenset({"NC1HWC0", "FRACTAL_Z", "NDC1HWC0", "FRACTAL_Z_3D", "FRACTAL_NZ", "NC1HWC0_C04",
-                             "FRACTAL_NZ_C0_2", "FRACTAL_NZ_C0_4", "FRACTAL_NZ_C0_8", "FRACTAL_NZ_C0_16",
-                             "FRACTAL_NZ_C0_32"})
 A2A3 = ("ascend910b", "ascend910_93")     # SocVersion ASCEND910B / ASCEND910_93
 REGBASE = tuple(f for f in FAMILIES if is_regbase(f))     # NpuArch DAV_3510
 CUBE_DIVISOR = 255                        # CheckCubeSupport: divisorOverride in [-255, 255]
@@ -402,70 +398,3 @@ MODEL = Phase1Model((
     Rule("L0.R2.v2", regbase_copy_grad_input),
     Rule("out-pointers", out_pointers),
 ))
-
-
-# ------------------------------------------------------------------ corner cases no case may assert
-# Policy 2 keeps undefined behaviour out of the case files, so these pin the model's UNDEFINED
-# answers (INFO.examples, run by tests/test_golden.py).
-
-def _call(*, stride=(2, 2), padding=(1, 1), count_include_pad=False, null_out=(), self_dims=(2, 3, 9, 9)) -> Call:
-    """self (2,3,9,9) fp16, kernel 3, gradOutput (2,3,5,5): the 910B/910_93 3-D path unless
-    count_include_pad (then the cube path)."""
-    def tensor(dims):
-        return TensorDesc(tuple(dims), "float16", "NCHW", tuple(1 for _ in dims))
-    attrs = {"kernelSize": (3, 3), "stride": stride, "padding": padding, "ceilMode": False,
-             "countIncludePad": count_include_pad, "divisorOverride": 0, "cubeMathType": 0}
-    return Call({"gradOutput": tensor((2, 3, 5, 5)), "self": tensor(self_dims), "gradInput": tensor(self_dims)},
-                attrs, frozenset(null_out))
-
-
-def null_stride_is_undefined_where_dereferenced():
-    # G.2: the 950 non-global path and the 910B/910_93 3-D path dereference it; the cube path
-    # (910/310P/310B always, 910B/910_93 with countIncludePad) reads it as stride = kernel
-    assert MODEL(_call(stride=None), "ascend950") == Phase1(UNDEFINED, "B2.3")
-    assert MODEL(_call(stride=None), "ascend910b") == Phase1(UNDEFINED, "B3.3")
-    assert MODEL(_call(stride=None, count_include_pad=True), "ascend910_93") == Phase1(SUCCESS)
-    assert MODEL(_call(stride=None), "ascend910") == Phase1(SUCCESS)
-
-
-def labels_decide_by_path():
-    # l0_format_rules.md 2.4: (a) a 3-D gradInput labelled NCHW, (b) a 4-D self labelled NCL
-    def call(self_dims, grad_dims, self_fmt, out_fmt, count_include_pad=False, kernel=(3, 3), padding=(1, 1)):
-        def t(dims, fmt):
-            return TensorDesc(tuple(dims), "float32", fmt, tuple(1 for _ in dims))
-        grad_fmt = "NCHW" if len(grad_dims) == 4 else "NCL"
-        attrs = {"kernelSize": kernel, "stride": (2, 2), "padding": padding, "ceilMode": False,
-                 "countIncludePad": count_include_pad, "divisorOverride": 0, "cubeMathType": 0}
-        return Call({"gradOutput": t(grad_dims, grad_fmt), "self": t(self_dims, self_fmt),
-                     "gradInput": t(self_dims, out_fmt)}, attrs)
-    a = call((3, 9, 9), (3, 5, 5), "NCL", "NCHW")
-    b = call((2, 3, 9, 9), (2, 3, 5, 5), "NCL", "NCHW", count_include_pad=True)
-    assert MODEL(a, "ascend950") == Phase1(INNER, "L0.R2.v2")
-    assert MODEL(a, "ascend910b") == Phase1(SUCCESS)                          # AvgPool3DGrad: ND result
-    assert MODEL(a, "ascend310p") == Phase1(INVALID, "L0.R2.cube")
-    assert MODEL(b, "ascend910_93") == Phase1(INVALID, "L0.R3.cube")          # cube conditions hold
-    assert MODEL(b, "ascend950") == Phase1(SUCCESS)
-    glob = call((3, 10, 10), (3, 1, 1), "NCL", "NCHW", kernel=(10, 10), padding=(0, 0))
-    for family in ("ascend950", "ascend910b", "ascend910"):
-        assert MODEL(glob, family) == Phase1(INNER_NULLPTR, "L0.R2.global")
-    assert MODEL(call((3, 9, 9), (3, 5, 5), "NCHW", "NCL"), "ascend910") == Phase1(SUCCESS)  # self's 3-D label
-
-
-def null_out_pointer_is_undefined_on_success_only():
-    # G.14: never checked, written through when phase 1 succeeds; a failing check returns first
-    assert MODEL(_call(null_out={"workspaceSize"}), "ascend910b") == Phase1(UNDEFINED, "out-pointers")
-    assert MODEL(_call(null_out={"executor"}), "ascend310p") == Phase1(UNDEFINED, "out-pointers")
-    assert MODEL(_call(null_out={"executor"}, padding=(2, 2)), "ascend950") == Phase1(INVALID, "B1.14")
-    assert MODEL(_call(null_out={"workspaceSize"}, self_dims=(0, 3, 9, 9)), "ascend950") == Phase1(UNDEFINED, "B1.18")
-
-
-def int64_overflow_is_undefined():
-    # 2*pad and the shape size are int64 in the code: signed overflow has no defined result
-    assert MODEL(_call(padding=(1, 1 << 62)), "ascend910b") == Phase1(UNDEFINED, "B1.14")
-    assert MODEL(_call(padding=(1, (1 << 62) - 1)), "ascend910b") == Phase1(INVALID, "B1.14")
-    assert MODEL(_call(self_dims=(2, 3, 1 << 31, 1 << 32)), "ascend910") == Phase1(UNDEFINED, "B1.18")
-    assert MODEL(_call(self_dims=(1, 1, 1 << 30, 1 << 32)), "ascend950") == Phase1(INNER_NULLPTR, "B2.4")
-
-
-EXAMPLES = (null_stride_is_undefined_where_dereferenced, null_out_pointer_is_undefined_on_success_only,
-            int64_overflow_is_undefined, labels_decide_by_path)
