@@ -341,3 +341,25 @@ def test_properties_spell_truth_one_way_and_read_the_old_way():
     old = Target.from_properties({**props, "software_cann": "True", "deterministic": "True"})   # records of before
     assert old.software_cann and old.deterministic
     assert Target.from_properties({}).simulated      # missing provenance is never read as hardware
+
+
+def _closed_pipe_run(args: list[str]) -> subprocess.CompletedProcess:
+    """A command whose stdout's reader is gone before it starts (the read end closed first), as in
+    `... | head -1` once head has its line: every print of it fails."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, "-m", *args], stdout=write, stderr=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[1], timeout=300)
+    finally:
+        os.close(write)
+
+
+def test_a_reader_that_stops_reading_ends_a_command_quietly(tmp_path):
+    from tests.reporting_fixtures import rec, write_run
+    run = tmp_path / "run"
+    write_run(run, [rec(f"Op.g[{i}]", "FAIL" if i % 3 else "PASS") for i in range(30)])
+    for args in (["harness.reporting", "triage", str(run)], ["harness.audit.coverage"]):
+        proc = _closed_pipe_run(args)
+        assert proc.returncode == 141, (args, proc.returncode, proc.stderr[-2000:])
+        assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr

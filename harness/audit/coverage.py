@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from . import labels, order_free, per_axis, size_limits, traceability
+from ..core.argv import run as run_cli
 from ..core.errors import CaseFileError
 from ..core.families import FAMILIES
 from ..model import LAYOUTS, Case
@@ -189,4 +190,4 @@ def _scaffold(args) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_cli(main)

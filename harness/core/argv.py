@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 
 from .text import printable
@@ -27,6 +28,23 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):           # argparse: must not return
         print(error_line(f"{self.prog}: {message}"), file=sys.stderr)
         sys.exit(USAGE_ERROR)
+
+
+CLOSED_PIPE = 141            # 128 + SIGPIPE: what a shell tool exits with when its reader has gone
+
+
+def run(main, argv=None):
+    """sys.exit(main(argv)) of a command line, except that a reader that stopped reading
+    (`gate RUN BASELINE | head -3`) ends the command quietly with CLOSED_PIPE, as a shell tool does,
+    instead of a BrokenPipeError traceback from its next print or the interpreter's last flush."""
+    try:
+        code = main() if argv is None else main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python ignores SIGPIPE; nothing more may reach the closed pipe, the final flush included
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = CLOSED_PIPE
+    sys.exit(code)
 
 
 def fail(message: str) -> int:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..core import families
-from ..core.argv import Parser, fail, number
+from ..core.argv import Parser, fail, number, run as run_cli
 from ..core.errors import HarnessConfigError
 from ..core.paths import CASES_DIR, REPO_ROOT
 from .run import KINDS, explore, parse_budget
@@ -66,4 +66,4 @@ def _log(line: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

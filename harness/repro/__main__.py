@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..core.argv import Parser, fail
+from ..core.argv import Parser, fail, run as run_cli
 from ..core.errors import CaseFileError
 from ..core.families import FAMILIES
 from ..core.paths import CASES_DIR
@@ -51,4 +51,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)
