@@ -56,7 +56,7 @@ class Zygote:
 
     def __init__(self, log: Path, preload: bool = True, env: dict[str, str] | None = None):
         self.log = log
-        full = {**os.environ, **WORKER_ENV, **(env or {})}
+        full = {k: v for k, v in {**os.environ, **WORKER_ENV, **(env or {})}.items() if v is not None}   # None: unset
         full["PYTHONPATH"] = os.pathsep.join(import_roots() + [p for p in full.get("PYTHONPATH", "").split(os.pathsep)
                                                                if p])
         ours, theirs = socket.socketpair()

@@ -61,13 +61,25 @@ _PERF_ENTRY = {"type": "object", "additionalProperties": False, "required": ["ti
                               "samples_ms": {"type": "array", "minItems": 1},    # values: _check_samples
                               "median_ms": {"type": "number", "exclusiveMinimum": 0},
                               "n": {"type": "integer", "minimum": 1},
-                              "tolerance": _TOLERANCE}}
+                              "tolerance": _TOLERANCE,
+                              # version 2: the median of each baseline run that measured the case
+                              "run_medians_ms": {"type": "array", "minItems": 1,
+                                                 "items": {"type": "number", "exclusiveMinimum": 0}}}}
+_PERF_RUN = {"type": "object", "additionalProperties": False, "required": ["run"],
+             "properties": {"run": {"type": "string", "minLength": 1}, "started": _OPT_TEXT,
+                            "library_sha256": _SHA256, "cases": {"type": "integer", "minimum": 0}}}
 _MEASURED = {"type": "object",
              "properties": {"backend": {"type": "string"}, "family": {"type": "string"}, "cann_version": _OPT_TEXT,
                             "library_sha256": _SHA256, "timings": {"type": "array", "items": {"type": "string"}},
-                            "run": _OPT_TEXT, "started": _OPT_TEXT, "suite_commit": _OPT_TEXT}}
+                            "run": _OPT_TEXT, "started": _OPT_TEXT, "suite_commit": _OPT_TEXT,
+                            # version 2: every run it was built from, and where its library was
+                            "runs": {"type": "array", "minItems": 1, "items": _PERF_RUN},
+                            "library_root": _OPT_TEXT,
+                            "libraries": {"type": "object", "additionalProperties": {"type": "string"}},
+                            "switches": {"type": "object", "additionalProperties": {"type": "string"}}}}
 _PERF_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["kind", "target", "measured", "cases"],
-                "properties": {"kind": {"const": PERF_KIND}, "target": _TARGET, "note": {"type": "string"},
+                "properties": {"kind": {"const": PERF_KIND}, "version": {"enum": [1, 2]},     # absent: 1
+                               "target": _TARGET, "note": {"type": "string"},
                                "measured": _MEASURED, "benchmark": {"type": "boolean"},
                                "tolerance": _TOLERANCE,
                                "cases": {"type": "object", "additionalProperties": _PERF_ENTRY}}}
@@ -233,6 +245,10 @@ def _check_samples(path: Path, doc: dict) -> None:
         if "n" in e and e["n"] != len(e["samples_ms"]):
             raise BaselineError(f"{path}: field 'cases.{cid}.n': {e['n']}, but samples_ms holds "
                                 f"{len(e['samples_ms'])} launch time(s)")
+        runs = len((doc.get("measured") or {}).get("runs") or []) or 1
+        if len(e.get("run_medians_ms") or ()) > runs:
+            raise BaselineError(f"{path}: field 'cases.{cid}.run_medians_ms': {len(e['run_medians_ms'])} run "
+                                f"median(s), but the baseline names {runs} run(s) (measured.runs)")
 
 
 def check_perf_document(path: Path, doc: dict) -> None:

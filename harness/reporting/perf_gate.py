@@ -11,6 +11,16 @@ verdict: a REGRESSION still fails, as the live gate's would, and says plainly th
 re-measured, so machine noise is not ruled out (`unconfirmed` in its verdict). IMPROVEMENT is judged
 the same way, and reported, never gating.
 
+A case is flagged for re-measurement against the center of the baseline's runs (perf_runs.py).
+(c) is, where the baseline's library is at hand to the live run (perf_ab.py), an interleaved A/B
+re-measurement: this run's library and the baseline's launched in turn in the same time window,
+compared with each other (`perf.remeasured_base_ms`), so a competing process slows both alike.
+Without it the re-measurement repeats this run's side only, (a) and (b) are then against the
+slowest plausible baseline run (the spread between the baseline's runs, when it was built from
+several), for both sets, and a flagged case says that machine noise is not ruled out (`noise` in
+its verdict); a one-run baseline says in its verdict (`between_runs`) that it cannot rule out
+between-run noise.
+
 The tolerance of a case: its baseline entry's, else its case file group's (`perf_tolerance` in the
 record), else the baseline file's, else 10 %.
 
@@ -28,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from . import baseline as bl
+from . import baseline as bl, perf_runs
 from .perf_baseline import PerfBaseline, PerfEntry, pick
 from ..core import perfstats
 from ..core.perfstats import IMPROVEMENT, REGRESSION, SAME
@@ -58,9 +68,22 @@ class _Check:
     tolerance_from: str
     scale: float = 1.0           # the entry's times are multiplied by this first (an ATK ratio above 1)
 
-    def compare(self, samples) -> perfstats.Comparison:
+    def judge(self, samples) -> tuple[perfstats.Comparison, perfstats.Comparison, dict]:
+        """(against the baseline runs' center, against the slowest / fastest plausible run, the
+        between-run facts): perf_runs.judge()."""
         base = [x * self.scale for x in self.entry.samples_ms] if self.scale != 1.0 else self.entry.samples_ms
-        return perfstats.compare(base, samples, self.tolerance, ALPHA)
+        return perf_runs.judge(base, samples, self.tolerance, ALPHA, [m * self.scale for m in self.entry.run_medians_ms])
+
+    def compare(self, samples) -> perfstats.Comparison:
+        """Whether the samples are flagged: against the center (a re-measurement may confirm it)."""
+        return self.judge(samples)[0]
+
+    def interleaved(self, perf: dict) -> perfstats.Comparison | None:
+        """The A/B re-measurement (perf_ab.py): this run's library against the baseline's, launched
+        in turn in the same time window, so that a machine slower then is slower for both."""
+        if self.against != "baseline" or not perf.get("remeasured_base_ms") or not perf.get("remeasured_ms"):
+            return None
+        return perfstats.compare(perf["remeasured_base_ms"], perf["remeasured_ms"], self.tolerance, ALPHA)
 
     def flagged(self, c: perfstats.Comparison) -> str:
         """The comparison's verdict as this check counts it (a benchmark only gates slowness)."""
@@ -120,6 +143,13 @@ def _unconfirmed(perf: dict) -> str:
     return f"{how}, so machine noise is not ruled out"
 
 
+def _alone(perf: dict) -> str:
+    """What a case re-measured on this run's library only says about it."""
+    why = perf.get("remeasured_alone") or "only the baseline file was at hand"
+    return (f"re-measured on this run's library only ({why}), so a machine slower throughout both "
+            "measurements (machine noise) is not ruled out")
+
+
 def _numbers(c: perfstats.Comparison, scale: float) -> dict:
     """ratio and interval against the entry's own times (a benchmark check compared scaled ones)."""
     p = c.p_slower if c.ratio >= 1 else c.p_faster
@@ -138,16 +168,24 @@ def verdict(check: _Check, perf: dict) -> dict:
         return {**out, "verdict": INCOMPARABLE,
                 "why": f"timed by {timing}, the baseline by {check.entry.timing}"}
     try:
-        first = check.compare(perf.get("samples_ms") or [])
-        again = check.compare(perf["remeasured_ms"]) if perf.get("remeasured_ms") else None
+        center, plausible, between = check.judge(perf.get("samples_ms") or [])
+        ab = check.interleaved(perf)
+        # the A/B comparison has no between-run noise: the first set counts against the runs' center;
+        # against the baseline file alone, both sets against the slowest (fastest) plausible run
+        first = center if ab else plausible
+        again = ab or (check.judge(perf["remeasured_ms"])[1] if perf.get("remeasured_ms") else None)
     except ValueError as e:
         return {**out, "verdict": INCOMPARABLE, "why": str(e)}
     second = check.flagged(again) if again else None
-    out |= _numbers(first, check.scale)
+    out |= _numbers(first, check.scale) | {"between_runs": between}
+    how = ({"against": "baseline library", "rounds": (perf.get("remeasured_ab") or {}).get("rounds"),
+            "n_base": len(perf["remeasured_base_ms"])} if ab else {"against": "baseline file"})
     out |= {"verdict": combine(check.flagged(first), second),
-            "remeasured": {**_numbers(again, check.scale), "verdict": second} if again else None}
+            "remeasured": {**_numbers(again, 1.0 if ab else check.scale), **how, "verdict": second} if again else None}
     if again is None and out["verdict"] != SAME:
         out["unconfirmed"] = _unconfirmed(perf)
+    elif again is not None and ab is None and out["verdict"] != SAME:
+        out["noise"] = _alone(perf)
     return out
 
 
@@ -208,8 +246,11 @@ class PerfGate:
                            if v != NOT_REMEASURED or self.of(v))      # NOT_REMEASURED: only an older record's
         compared = sum(len(r.get("perf_gate") or []) for r in self.measured)
         unconfirmed = sum(1 for _, v in self.of(REGRESSION) if v.get("unconfirmed"))
+        alone = sum(1 for _, v in self.of(REGRESSION) if v.get("noise"))
         head = "PERF GATE PASSED" if self.passed else f"PERF GATE FAILED: {self.regressions} regression(s)" + (
-            f", {unconfirmed} of them not re-measured, so machine noise is not ruled out" if unconfirmed else "")
+            f", {unconfirmed} of them not re-measured, so machine noise is not ruled out" if unconfirmed else "") + (
+            f", {alone} of them re-measured without the baseline library, so machine noise is not ruled out"
+            if alone else "")
         out = [f"{head} ({compared} comparison(s) against {files}: {counts})"]
         for name in (REGRESSION, IMPROVEMENT, NOISE, NOT_REMEASURED, INCOMPARABLE):
             for rec, v in self.of(name)[:limit]:
@@ -243,10 +284,13 @@ def describe(v: dict) -> str:
             f"({v['ci_level']:.0%} CI [{lo:.3f}, {hi:.3f}], p {p_text(v['p'])}, n {v['n_base']}/{v['n']}); "
             f"allowed {v['limit']:.3f}x ({v['tolerance_from']})")
     again = v.get("remeasured")
+    text += perf_runs.describe(v.get("between_runs"))
     if again:
-        text += f"; re-measured {again['ratio']:.3f}x [{again['ci'][0]:.3f}, {again['ci'][1]:.3f}]: {again['verdict']}"
-    elif v.get("unconfirmed"):
-        text += f"; {v['unconfirmed']}"
+        ab = " against the baseline library, interleaved" if again.get("against") == "baseline library" else ""
+        text += (f"; re-measured{ab} {again['ratio']:.3f}x [{again['ci'][0]:.3f}, {again['ci'][1]:.3f}]: "
+                 f"{again['verdict']}")
+    if v.get("unconfirmed") or v.get("noise"):
+        text += f"; {v.get('unconfirmed') or v.get('noise')}"
     return text
 
 

@@ -119,7 +119,7 @@ def _perf_shape(perf) -> str:
         return ""
     if not isinstance(perf, dict):
         return f"field 'perf': must be an object or null, got {type(perf).__name__}"
-    for key in ("samples_ms", "remeasured_ms"):
+    for key in ("samples_ms", "remeasured_ms", "remeasured_base_ms"):
         if perf.get(key) is not None and not isinstance(perf[key], list):
             return f"field 'perf.{key}': must be a list of launch times, got {type(perf[key]).__name__}"
     return ""

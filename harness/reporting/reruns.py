@@ -50,18 +50,46 @@ def finish_dump(record: dict, written: dict | None, everything: bool = False) ->
         return None, f"--dump-failures: cannot complete {written['path']}: {type(e).__name__}: {e}"[:1000]
 
 
-def remeasure(record: dict, outcome: Outcome, run, own, bench=None) -> bool:
+def remeasure(record: dict, outcome: Outcome, run, own, bench=None, base_run=None, alone_why: str | None = None) -> bool:
     """The perf gate's second look (perf_gate.py): when the case's launch times are flagged against
-    its perf baselines (own, benchmark), run() once more and keep that attempt's launch times in
-    `outcome.perf["remeasured_ms"]`, for the record to be built again. An attempt that brings none
-    back (it failed, this time) says why in `remeasured_why`: the gate then calls the case
-    flagged once, not re-measured. Returns whether the outcome changed."""
+    its perf baselines (own, benchmark), measure it again and keep those launch times in
+    `outcome.perf["remeasured_ms"]`, for the record to be built again. With `base_run` (the case
+    once on the baseline's own library: perf_ab.py) the re-measurement is interleaved, run() and
+    base_run() in turn for perf_ab.ROUNDS rounds, and the baseline library's times go to
+    `remeasured_base_ms`; without it run() once, and `remeasured_alone` says why (`alone_why`).
+    An attempt that brings no times back (it failed, this time) says why in `remeasured_why`: the
+    gate then calls the case flagged once, not re-measured. Returns whether the outcome changed."""
     if not outcome.perf or not (own or bench) or not perf_gate.needs_remeasurement(record, own, bench):
         return False
+    if base_run is not None:
+        return _interleaved(outcome, run, base_run)
     again = run()
     samples = (again.perf or {}).get("samples_ms")
     if samples:
-        outcome.perf = {**outcome.perf, "remeasured_ms": samples, "remeasured_stop": again.perf.get("stop")}
+        outcome.perf = {**outcome.perf, "remeasured_ms": samples, "remeasured_stop": again.perf.get("stop"),
+                        "remeasured_alone": alone_why or "only the baseline file was at hand"}
     else:
         outcome.perf = {**outcome.perf, "remeasured_why": again.reason or f"not measured ({again.raw.value})"}
+    return True
+
+
+def _interleaved(outcome: Outcome, run, base_run) -> bool:
+    """A/B/A/B: this run's library and the baseline's in turn (perf_ab.py)."""
+    from .perf_ab import ROUNDS
+    mine, theirs, why_not = [], [], None
+    for _ in range(ROUNDS):
+        for side, go in ((mine, run), (theirs, base_run)):
+            got = go()
+            samples = (got.perf or {}).get("samples_ms")
+            if not samples:
+                who = "this run's library" if side is mine else "the baseline library"
+                why_not = why_not or f"{who}: {got.reason or f'not measured ({got.raw.value})'}"
+            side += samples or []
+    if not mine:
+        outcome.perf = {**outcome.perf, "remeasured_why": why_not}
+    elif why_not:           # a side failed: keep this run's times, as a re-measurement of its side only
+        outcome.perf = {**outcome.perf, "remeasured_ms": mine, "remeasured_alone": f"interleaving failed ({why_not})"}
+    else:
+        outcome.perf = {**outcome.perf, "remeasured_ms": mine, "remeasured_base_ms": theirs,
+                        "remeasured_ab": {"rounds": ROUNDS, "order": "A/B" * ROUNDS}}
     return True
