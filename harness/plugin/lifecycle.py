@@ -137,6 +137,7 @@ class Lifecycle:
         self.stop.restore()
         if self.executor is not None:
             self.executor.close(abandon=self.interrupted)
+        self.reporting.close_baseline_library()      # the perf gate's A/B case worker (reporting/perf_ab.py)
         for thing in (self.journal, self.controller_journal):
             if thing is not None:
                 thing.close()
@@ -180,7 +181,8 @@ class Lifecycle:
         ahead = ((c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming())   # read lazily
         try:   # reruns, the record (status, identity, repro, timings), the dump
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
-                                             lambda: executor.run(case, deadline, ahead))
+                                             lambda: executor.run(case, deadline, ahead),
+                                             self.reporting.baseline_library(self.settings.backend_settings()), deadline)
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
             raise pytest.UsageError(arguments.one_line(e)) from None
         if self.settings.worker and record["raw_status"] == Status.MISSING.value and not executor.usable:

@@ -7,20 +7,21 @@
   render RUN            rewrite summary.md, junit.xml and report.html of a run
   triage RUN            the failures' causes: each a short predicate over the cases' facts
   sweep -o OUT ...      run the family x shard job matrix here (separate processes), then merge
+  ingest RUN... --db URL   put finished runs into the results store (the same run twice adds nothing)
+  history WHAT --db URL    ask the results store: runs, timeline, first-bad, flakes, perf, pass-rate
 """
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_mod, writers
-from . import perf_baseline, perf_gate, perf_summary
+from . import history_cli, perf_baseline, perf_gate, perf_summary
 from .identity import opapi_hash
 from .runs import Problem, Report, load_run
 from ..triage import triage as report_causes
-from ..core.argv import Parser, fail, number
+from ..core.argv import Parser, fail, number, run as run_cli
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
 from ..core.text import printable
@@ -74,6 +75,7 @@ def cmd_merge(a) -> int:
                "digest_splits": changes.digest_splits(report.records)}
     summary["causes"] = report.causes().to_dict() if report.causes().failures else None
     (out / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=1) + "\n", encoding="utf-8")
+    history_lines = _merge_history(a, report) if a.db else []
     paths = writers.write_all(report, out, html=not a.no_html)
     _say(report.gate_lines)
     _say(f"{'PROBLEM' if p.blocking else 'NOTE'} {p.kind}: {p.message}" for p in report.problems)
@@ -83,8 +85,21 @@ def cmd_merge(a) -> int:
         print(f"{len(summary['digest_splits'])} output(s) differ between families (summary.md)")
     print("totals: " + ", ".join(f"{s.value} {n}" for s, n in report.ordered_totals()))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
+    _say(history_lines)
     blocking = any(p.blocking for p in report.problems)
     return 1 if (blocking and not a.allow_problems) or code else 0
+
+
+def _merge_history(a, report: Report) -> list[str]:
+    """merge --db: each merged run into the results store (a shard job that ingested itself adds
+    nothing again: this is also the retry of one whose store was unreachable), then the merged
+    report's History section. Never the merge's files or its exit status."""
+    from ..history.recording import record
+    ops = sorted({r.get("op") for r in report.records if r.get("op")})
+    done = record(a.db, report.runs, opapi_hash, families=report.families if report.runs else [], ops=ops,
+                  section=not a.no_html)
+    report.history = done.section
+    return done.lines
 
 
 def _previous_records(path: Path, report: Report) -> list[dict] | None:
@@ -119,22 +134,34 @@ def cmd_compare(a) -> int:
 
 
 def cmd_baseline(a) -> int:
-    run = load_run(Path(a.run))
-    ident = run.identity
+    if len(a.run) > 1 and not a.perf:
+        return fail("several runs make a perf baseline only (--perf): a correctness baseline is written from one run")
+    runs = [load_run(Path(r)) for r in a.run]
+    run, ident = runs[0], runs[0].identity
     target = bl.Target(a.backend or ident.get("backend", ""), a.family or ident.get("family", ""), a.cann_version)
     if not target.backend or not target.family:
-        return fail(f"{a.run}: the run names no backend/family; give --backend and --family")
+        return fail(f"{a.run[0]}: the run names no backend/family; give --backend and --family")
     if (a.benchmark or a.tolerance is not None) and not a.perf:
         return fail("--benchmark and --tolerance belong to a perf baseline: give --perf")
     if a.perf:
-        doc = perf_baseline.from_run(run.records, ident, target, a.run, benchmark=a.benchmark, tolerance=a.tolerance)
+        try:
+            doc = perf_baseline.from_runs([(r.records, r.identity, p) for r, p in zip(runs, a.run)], target,
+                                          benchmark=a.benchmark, tolerance=a.tolerance)
+        except ValueError as e:
+            return fail(str(e))
         if not doc["cases"]:
-            return fail(f"{a.run}: no case of {doc['measured']['backend']}-{target.family} "
+            return fail(f"{', '.join(a.run)}: no case of {doc['measured']['backend']}-{target.family} "
                         "was measured (not a perf run)")
+        empty = [d["run"] for d in doc["measured"]["runs"] if not d["cases"]]
+        if empty:
+            return fail(f"{', '.join(empty)}: no case of {doc['measured']['backend']}-{target.family} was measured")
         path = perf_baseline.write(Path(a.output), doc)
-        print(f"{path}: launch times of {len(doc['cases'])} case(s) for {target}"
-              + (f" (benchmark: measured on {doc['measured']['backend']})" if a.benchmark else ""))
+        print(f"{path}: launch times of {len(doc['cases'])} case(s) for {target} from {len(runs)} run(s)"
+              + (f" (benchmark: measured on {doc['measured']['backend']})" if a.benchmark else "")
+              + ("" if len(runs) > 1 else "; one run: the gate cannot rule out the noise between runs "
+                 "(give several runs)"))
         return 0
+    a.run = a.run[0]
     entries = gate.baseline_entries_from(run.records, a.link)
     header = (f"Baseline written from {a.run} ({ident.get('started', '?')}, suite {ident.get('suite_commit', '?')}).\n"
               "Review every entry: give it a real reason and a link to the issue that tracks it.")
@@ -172,6 +199,9 @@ def cmd_sweep(a) -> int:
     from . import sweep
     extra = [x for x in a.pytest_args if x != "--"]
     merge_args = (["--previous", a.previous] if a.previous else []) + (["--gate", a.gate] if a.gate else [])
+    if a.db:      # every job ingests its run when it ends (at once: the store takes it), the merge any it missed
+        extra += ["--db", a.db]
+        merge_args += ["--db", a.db]
     return sweep.run(Path(a.out), [f for f in a.families.split(",") if f], a.shards, a.backend, extra,
                      REPO_ROOT, merge_args, lambda argv: main(["merge", *argv]), a.parallel)
 
@@ -197,6 +227,7 @@ def main(argv=None) -> int:
     m.add_argument("--drift", type=_DRIFT, default=2.0, help="metric drift ratio worth reporting (> 1; default 2)")
     m.add_argument("--allow-problems", action="store_true", help="exit 0 despite missing/duplicate/identity problems")
     m.add_argument("--no-html", action="store_true")
+    m.add_argument("--db", help="also ingest every merged run into this results store (and a History section)")
     m.set_defaults(fn=cmd_merge)
     c = sub.add_parser("compare", help="night over night: what changed between two report directories")
     c.add_argument("now"), c.add_argument("before")
@@ -207,7 +238,9 @@ def main(argv=None) -> int:
     c.add_argument("--fail-on-new", action="store_true", help="exit 1 when there are new failures or flakes")
     c.set_defaults(fn=cmd_compare)
     b = sub.add_parser("baseline", help="write a fresh baseline from a run's results")
-    b.add_argument("run"), b.add_argument("-o", "--output", required=True)
+    b.add_argument("run", nargs="+", help="a run's report directory; with --perf, one or more runs of one library "
+                   "(the gate then judges against the spread between them)")
+    b.add_argument("-o", "--output", required=True)
     b.add_argument("--link", default="TODO: link the issue that tracks this failure")
     b.add_argument("--backend"), b.add_argument("--family"), b.add_argument("--cann-version")
     b.add_argument("--perf", action="store_true", help="a perf baseline: each measured case's launch times")
@@ -236,14 +269,23 @@ def main(argv=None) -> int:
     w.add_argument("--parallel", type=int, default=1, help="jobs at once (default 1)")
     w.add_argument("--previous", help="last night's merged report directory")
     w.add_argument("--gate", help="baseline file or directory")
+    w.add_argument("--db", help="results store: each job ingests its run when it ends, the merge any it missed")
     w.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: extra pytest arguments for every job")
     w.set_defaults(fn=cmd_sweep)
+    i = sub.add_parser("ingest", help="put finished runs into the results store (the same run twice adds nothing)")
+    i.add_argument("runs", nargs="+", help="report directories (a merged one: the runs it merged)")
+    i.add_argument("--db", required=True, help="the results store (sqlite:///FILE, a path, or postgresql://...)")
+    i.set_defaults(fn=history_cli.cmd_ingest)
+    history_cli.add_history(sub)
     a = p.parse_args(argv)
     try:
+        if getattr(a, "db", None) is not None:     # the URL's form, before any run, job or merge starts
+            from ..history import parse_url
+            parse_url(a.db)
         return a.fn(a)
-    except (HarnessConfigError, rec_mod.ResultsError, merge_mod.ManifestError) as e:    # baseline, shard, sweep
+    except (HarnessConfigError, rec_mod.ResultsError, merge_mod.ManifestError) as e:    # baseline, shard, sweep, history
         return fail(str(e))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

@@ -140,6 +140,24 @@ def performance(report: Report) -> dict:
             "labels": LABELS, "bins_per_decade": bins}
 
 
+def history(report: Report) -> dict | None:
+    """The History section (report.history: harness/history/section.py's data, given --db) with
+    its plots: the pass rate per family, and per family the perf trend of each operator."""
+    data = report.history
+    if not data:
+        return None
+    from . import plots
+    rates = {fam: [p["rate"] for p in points] for fam, points in data["pass_rates"].items() if points}
+    by_family: dict = defaultdict(list)
+    for t in data["trends"]:
+        if len(t["nights"]) >= 2:
+            by_family[t["family"]].append((t["op"], t["drift"], [n["ratio"] for n in t["nights"]],
+                                           [n["low"] for n in t["nights"]], [n["high"] for n in t["nights"]]))
+    return {**data, "pass_rate_svg": plots.pass_rates(rates) if rates else None,
+            "trend_plots": [{"family": fam, "svg": plots.perf_trend(fam, series)}
+                            for fam, series in sorted(by_family.items())]}
+
+
 _TEMPLATE = "report.html.j2"
 
 
@@ -163,4 +181,4 @@ def render(report: Report) -> str:
                            deviations=report.deviations(), plots=[] if report.brief else metric_plots(report),
                            perf=performance(report),
                            colours=COLOURS, order=ORDER, status_of=status_of, metrics_of=metrics_of, Status=Status,
-                           p_text=p_text, causes=report.causes())
+                           p_text=p_text, causes=report.causes(), history=None if report.brief else history(report))

@@ -167,3 +167,52 @@ def device_time(op: str, points: list[tuple[str, float, float]], limits: list[tu
     # under the axes: never over a case; one column where a label is long, each wrapped to the figure's width
     fig.legend(loc="outside lower center", frameon=False, ncols=1 if long else 2)
     return _svg(fig, f"perf-{_label(op)}")
+
+
+@_styled
+def pass_rates(series: dict[str, list[float]]) -> Markup:
+    """The History section's pass rate per family over its runs: family -> passed / all, one value
+    per run, oldest first (x: the run's place in the family's window; runs of different families
+    are not aligned in time, which the caption says)."""
+    # a fixed layout: the constrained one cost most of the History section's drawing time
+    rows = -(-len(series) // 3)                   # legend rows under the axes
+    fig = Figure(figsize=(5.6, 2.7 + 0.16 * rows))
+    fig.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=(0.42 + 0.16 * rows) / (2.7 + 0.16 * rows))
+    ax = fig.add_subplot()
+    for i, (family, rates) in enumerate(sorted(series.items())):
+        xs = np.arange(1, len(rates) + 1)
+        ys = np.array([100 * r if r is not None else np.nan for r in rates], dtype=float)
+        ax.plot(xs, ys, color=f"C{i}", linewidth=1, marker="o", markersize=2.5, label=_label(family or "any"),
+                clip_on=False)
+    ax.set_ylim(min(90.0, np.nanmin([100 * r for rs in series.values() for r in rs if r is not None] or [90.0])) - 2,
+                101)
+    ax.set_xlabel("run (oldest first)")
+    ax.set_ylabel("passed (%)")
+    ax.set_title("pass rate per family")
+    fig.legend(loc="lower center", frameon=False, ncols=3)
+    return _svg(fig, "history-pass-rate")
+
+
+@_styled
+def perf_trend(family: str, series: list[tuple[str, bool, list[float], list, list]]) -> Markup:
+    """The History section's perf trend of one family: per operator, each run's median launch time
+    relative to its cases' first runs in the window (1 = unchanged) with the cases' 95 % intervals as
+    a band; an operator whose slow drift was detected is drawn solid and named so, the others dotted.
+    series: (op, drift, ratios, lows, highs)."""
+    rows = -(-len(series) // 2)                   # legend rows under the axes
+    fig = Figure(figsize=(5.6, 2.8 + 0.16 * rows))
+    fig.subplots_adjust(left=0.13, right=0.97, top=0.91, bottom=(0.45 + 0.16 * rows) / (2.8 + 0.16 * rows))
+    ax = fig.add_subplot()
+    for i, (op, drift, ratios, lows, highs) in enumerate(series):
+        xs = np.arange(1, len(ratios) + 1)
+        colour = f"C{i}"
+        ax.plot(xs, ratios, color=colour, linewidth=1.4 if drift else 0.9, linestyle="-" if drift else ":",
+                marker="o", markersize=2, clip_on=False, label=_label(op + (" (slow drift)" if drift else "")))
+        if all(v is not None for v in lows + highs) and lows:
+            ax.fill_between(xs, lows, highs, color=colour, alpha=0.15, linewidth=0)
+    ax.axhline(1.0, color=LIMIT_COLOUR, linewidth=0.8)
+    ax.set_xlabel("run (oldest first)")
+    ax.set_ylabel("median time / first in window")
+    ax.set_title(_label(f"perf trend, {family}"))
+    fig.legend(loc="lower center", frameon=False, ncols=2)
+    return _svg(fig, f"history-perf-{_label(family)}")

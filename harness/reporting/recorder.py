@@ -133,11 +133,13 @@ class Recorder:
         return [r for r in self.records if r.get("status") in bad]
 
     def finish(self, records: list[dict] | None = None, gated: bool = False, baseline: Baseline | None = None,
-               refused: str | None = None) -> Path:
+               refused: str | None = None, history=None) -> Path:
         """`records` (one per case, from the journals: harness/execution/journal.py) replace what
         arrived live; cases the manifest assigned that no journal knows are added as MISSING.
         gated: judge them against `baseline` (already applied to each record); refused: why the
-        baseline does not fit this run, written instead of any verdict."""
+        baseline does not fit this run, written instead of any verdict. history(run, report): --db's
+        ingest, called once results.jsonl and summary.json are written (the run's files come first),
+        returning the History section of report.html or None."""
         if records is not None and not _same_records(records, self.records):
             # not what arrived live (a worker that died before its report, a resumed run's
             # earlier records): the journals win. Usually the same, and then not written again.
@@ -179,5 +181,7 @@ class Recorder:
         summary["causes"] = self.causes.to_dict() if self.causes.failures else None
         (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
         self._close_results()
+        if history is not None:
+            report.history = history(run, report)
         writers.write_all(report, self.dir, html=self.html)
         return self.dir

@@ -40,6 +40,10 @@ def add_options(group) -> None:
                          "bit drift: `python -m harness.reporting compare` then gives the largest ulp distance "
                          "of an output whose digest changed)")
     group.addoption("--no-html", action="store_true", help="skip report.html (the other reports are still written)")
+    group.addoption("--db", default=None, metavar="URL",
+                    help="ingest the run into this results store when it ends (sqlite:///FILE or a plain path: "
+                         "SQLite; postgresql://USER@HOST/DB for a fleet), and give report.html a History section; "
+                         "a store that cannot be reached costs one line, never the run's files or exit status")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class ReportSettings:
     html: bool
     report_dir: str | None
     dump_all: bool = False      # --dump-all: passing cases' arrays too (dump_failures is then set as well)
+    db: str | None = None       # --db: the results store the run is ingested into when it ends
 
     @classmethod
     def from_options(cls, getoption) -> "ReportSettings":
@@ -73,8 +78,12 @@ class ReportSettings:
             raise bl.BaselineError(f"--gate {gate}: baseline file or directory not found")
         if getoption("reruns") < 0:
             raise shard_mod.ShardError("--reruns: must be >= 0")
+        db = getoption("db")
+        if db is not None:       # the URL's form only: whether the store answers is the end of the run's business
+            from ..history import parse_url
+            parse_url(db)
         return cls(gate, getoption("reruns"), shard, durations, getoption("dump_failures") or getoption("dump_all"),
-                   not getoption("no_html"), _absolute(getoption("report_dir")), getoption("dump_all"))
+                   not getoption("no_html"), _absolute(getoption("report_dir")), getoption("dump_all"), db)
 
 
 def _absolute(path: str | None) -> str | None:
@@ -98,6 +107,8 @@ class RunReporting:
         self.gate_refused: str | None = None     # why the baseline does not fit this run, once known
         self.recorder: Recorder | None = None
         self.directory: Path | None = None      # the run's report directory, once the run has one
+        self.history_lines: list[str] = []      # what --db's ingest said (or why it could not)
+        self._library = None                    # the perf baseline's library, for A/B re-measurement (perf_ab.py)
 
     def report_dir(self, props: dict) -> Path:
         return self.directory or Path(self.settings.report_dir or Target.from_properties(props).report_dir(self.root))
@@ -152,6 +163,19 @@ class RunReporting:
         entry = base.find("skips", case.id) if base else None
         return f"baseline {entry.source}: {entry.reason} ({entry.link})" if entry else None
 
+    def baseline_library(self, backend_settings):
+        """The perf baseline's library (perf_ab.BaselineLibrary), made once the run has its perf
+        baseline; None without one."""
+        if self._library is None and self._perf[0] is not None:
+            from .perf_ab import BaselineLibrary
+            self._library = BaselineLibrary(backend_settings, self._perf[0].measured)
+        return self._library
+
+    def close_baseline_library(self) -> None:
+        if self._library is not None:
+            self._library.close()
+            self._library = None
+
     def dump(self, props: dict) -> tuple[str, bool] | None:
         """(where the case worker writes a case's arrays, whether passing cases' too) with
         --dump-failures or --dump-all, else None."""
@@ -159,9 +183,11 @@ class RunReporting:
             return None
         return str(self.report_dir(props) / "failures"), self.settings.dump_all
 
-    def run_case(self, case, nodeid: str, props: dict, execute) -> dict:
+    def run_case(self, case, nodeid: str, props: dict, execute, baseline_library=None, deadline_s: float = 0.0) -> dict:
         """execute() -> the Outcome of one fresh attempt. Reruns, the record (and with it the final
-        status), the dump (a case the baseline skips is not run at all)."""
+        status), the dump (a case the baseline skips is not run at all). baseline_library: the perf
+        baseline's library (perf_ab.BaselineLibrary), for an interleaved re-measurement of a flagged
+        case within `deadline_s` per attempt."""
         deviation = case.deviation_on(props.get("backend", ""), props.get("family") or None)
         facts = rec_mod.facts_of(case, nodeid, deviation.reason if deviation else None)
         if (case.perf or {}).get("tolerance") is not None:        # the perf gate's, from the case's group
@@ -172,7 +198,9 @@ class RunReporting:
         outcome, attempts = reruns.run_with_reruns(execute, self.settings.reruns, deviates=deviation is not None)
         context = self.context(props, nodeid, attempts)
         record = rec_mod.build(outcome, facts, context)
-        if reruns.remeasure(record, outcome, execute, *self._perf):
+        base_run = baseline_library.runner(case, deadline_s) if baseline_library is not None else None
+        alone = baseline_library.why if baseline_library is not None else "the run has no baseline library at hand"
+        if reruns.remeasure(record, outcome, execute, *self._perf, base_run=base_run, alone_why=alone):
             record = rec_mod.build(outcome, facts, context)
         if self.settings.dump_failures:
             record["dump"], error = reruns.finish_dump(record, outcome.dump, self.settings.dump_all)
@@ -249,18 +277,34 @@ class RunReporting:
             return exitstatus
         if stopped:
             self.recorder.extra["stopped"] = stopped
+        history = self._history if self.settings.db else None
         if self.gate_refused:
             # the reports say so instead of a verdict; a run that got this far without the
             # refusal stopping it (an xdist controller selects nothing) still must not exit 0
-            self.recorder.finish(records, refused=self.gate_refused)
+            self.recorder.finish(records, refused=self.gate_refused, history=history)
             return exitstatus if exitstatus not in (0, 1, 5) else USAGE_ERROR    # 5: nothing ran
         gated = bool(self.settings.gate)
-        self.recorder.finish(records, gated=gated, baseline=self._baseline)
+        self.recorder.finish(records, gated=gated, baseline=self._baseline, history=history)
         if gated and exitstatus in (0, 1):
             return self.recorder.gate_exit_code
         if exitstatus == 0 and any(r["status"] == Status.MISSING.value for r in self.recorder.records):
             return 1
         return exitstatus
+
+    def _history(self, run, report) -> dict | None:
+        """--db: the run into the results store, and report.html's History section. Its files are
+        written already and its exit status is decided without it: a store that cannot be reached
+        is one line saying how to ingest the run later."""
+        from ..history.recording import record, retry_line
+        if report.brief:      # stopped: the runner's grace period is for the files, not a database
+            self.history_lines = [retry_line(self.settings.db, [run.directory], "a stopped run is ingested once "
+                                             "resumed and finished, or by hand")]
+            return None
+        ops = sorted({r.get("op") for r in run.records if r.get("op")})
+        done = record(self.settings.db, [run], identity.opapi_hash, families=[run.identity.get("family") or ""],
+                      ops=ops, section=self.settings.html)
+        self.history_lines = done.lines
+        return done.section
 
     def summary_lines(self) -> list[str]:
         rec = self.recorder
@@ -293,6 +337,7 @@ class RunReporting:
             out.append(f"STOPPED by {stopped}: {missing} case(s) MISSING; `./run suite --resume {rec.dir}` "
                        "runs only those")
         out.append(f"reports: {rec.dir} (results.jsonl, summary.md, junit.xml" + (", report.html)" if rec.html else ")"))
+        out += self.history_lines
         if rec.causes is not None:      # last: what a reader of many failures reads first
             out += rec.causes.lines()
         return [printable(line) for line in out]     # a reason's ESC sequence must not reach the terminal

@@ -61,6 +61,9 @@ class Report:
     # a run stopped by a signal: why its plots and causes are left out (they cost seconds a runner's
     # grace period does not give); `python -m harness.reporting render` draws them later
     brief: str | None = None
+    # the History section (harness/history/section.py) of a run or merge given --db: what the results
+    # store says of these families over the nights before; None without --db
+    history: dict | None = None
 
     # ---------------------------------------------------------------- derived views
 
