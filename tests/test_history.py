@@ -450,6 +450,7 @@ def test_an_older_store_is_upgraded_by_its_migration_and_a_newer_one_refused(tmp
     (["history", "flakes", "--db", "x.db", "--min-rate", "2"], "--min-rate"),
     (["history", "bogus", "--db", "x.db"], "invalid choice: 'bogus'"),
     (["history", "timeline", "--db", "x.db"], "the following arguments are required: case"),
+    (["history", "runs", "--db", "sub/x.db"], "no results store there"),         # a question makes no store
     (["ingest", "/nonexistent-dir", "--db", "x.db"], "/nonexistent-dir: not a directory"),
     (["merge", "-o", "x", "y", "--db", "oracle://u@h/db"], "unknown database kind 'oracle'"),
 ])

@@ -143,12 +143,17 @@ def _postgres_engine(url):
     return create_engine(url, connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
 
 
-def open_store(text: str, *, migrate: bool = True) -> Store:
+def open_store(text: str, *, migrate: bool = True, create: bool = True) -> Store:
     """The store at --db's URL, its schema checked and, when older, upgraded (one transaction,
     under a lock: concurrent openers of a new store create it once). HistoryError for a bad URL,
-    StoreUnreachable for a database that cannot be reached, StoreTooNew for a newer schema."""
+    StoreUnreachable for a database that cannot be reached, StoreTooNew for a newer schema.
+    create=False (a question, not an ingest): a SQLite file that is not there is an error, never
+    a new empty store (and directories) made by a typo."""
     from sqlalchemy.exc import DBAPIError, SQLAlchemyError
     url = parse_url(text)
+    if not create and url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
+        raise StoreUnreachable(f"{text}: no results store there (python -m harness.reporting ingest RUN --db {text} "
+                               "makes one)")
     engine = _sqlite_engine(url) if url.get_backend_name() == "sqlite" else _postgres_engine(url)
     store = Store(engine, url)
     if migrate:

@@ -74,7 +74,7 @@ def cmd_ingest(a) -> int:
 
 def cmd_history(a) -> int:
     from ..history import open_store
-    store = open_store(a.db)
+    store = open_store(a.db, create=False)
     try:
         with store.reading() as conn:
             lines, doc = a.answer(a, conn)
