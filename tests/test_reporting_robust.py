@@ -190,7 +190,7 @@ PROPS = {"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2", 
 
 def _settings(gate_path, soc=None, backend="aclnn") -> ReportSettings:
     options = {"gate": str(gate_path), "soc": soc, "backend": backend, "shard": None, "shard_durations": None,
-               "reruns": 0, "dump_failures": False, "dump_all": False, "no_html": True, "report_dir": None}
+               "reruns": 0, "dump_failures": False, "dump_all": False, "no_html": True, "report_dir": None, "db": None}
     return ReportSettings.from_options(options.__getitem__)
 
 

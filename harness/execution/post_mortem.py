@@ -130,7 +130,7 @@ class PostMortem:
         # heap checking (MALLOC_CHECK_=3), where a damaging case dies at its own free
         checker = None
         if kind == "heap corruption":
-            checker = type(self)({**self.settings, "malloc_check": True}, f"{self.label}-evidence")
+            checker = type(self)(self.settings.with_(malloc_check=True), f"{self.label}-evidence")
             checker.properties, checker.blames = self.properties, False
 
         def on(executor, sequence) -> bool:
