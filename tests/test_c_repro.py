@@ -29,7 +29,7 @@ from harness.core.status import Status
 from harness.judge import compare, digest, runner
 from harness.reporting import dump_meta
 from harness.model.spec import OUT_POINTERS
-from harness.repro import BUILD_COMMAND, c_files, lookup, soc, write_c_repro
+from harness.repro import BUILD_COMMAND, c_files, lookup, write_c_repro
 from harness.repro import __main__ as repro_cli, plan as plan_mod
 from harness.repro.plan import raw_bytes
 from tests import swenv

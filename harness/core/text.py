@@ -22,6 +22,13 @@ def _escape(ch: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+def say(lines) -> None:
+    """Print lines that carry case ids, reasons and messages, each as one printable line (the
+    command lines' output)."""
+    for line in lines:
+        print(printable(line))
+
+
 def printable(text, lines: bool = False) -> str:
     """`text` (made a str) with every non-printable character escaped: C0 and C1 controls, DEL,
     format characters (bidi overrides, zero-width space), line and paragraph separators, unassigned

@@ -24,7 +24,7 @@ from ..triage import triage as report_causes
 from ..core.argv import Parser, fail, number, run as run_cli
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
-from ..core.text import printable
+from ..core.text import say as _say
 
 
 def _gate_report(report: Report, baseline_path: str) -> int:
@@ -117,12 +117,6 @@ def _previous_records(path: Path, report: Report) -> list[dict] | None:
 
 def _records_of(path: Path) -> list[dict]:
     return rec_mod.load_results(path)
-
-
-def _say(lines) -> None:
-    """Lines that carry case ids, reasons and messages, each printed as one printable line."""
-    for line in lines:
-        print(printable(line))
 
 
 def cmd_compare(a) -> int:

@@ -12,18 +12,12 @@ from . import baseline as bl, records as rec_mod
 from .identity import opapi_hash
 from .runs import load_run
 from ..core.argv import number
-from ..core.text import printable
+from ..core.text import say as _say
 
 # the command line's number types (as __main__'s)
 _COUNT = number(minimum=1, integer=True)
 _SHARE = number(minimum=0)
 _TOLERANCE = number(minimum=0)
-
-
-def _say(lines) -> None:
-    """Lines that carry case ids, reasons and messages, each printed as one printable line."""
-    for line in lines:
-        print(printable(line))
 
 
 def _run_dirs(paths: list[str]) -> list[Path]:

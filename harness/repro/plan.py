@@ -18,12 +18,11 @@ from pathlib import Path
 import torch
 
 from ..target.discovery import DEFAULT_SOFTWARE_FAMILY
-from ..core import dtypes, formats
+from ..core import dtypes, families, formats
 from ..backends.aclnn import WORKSPACE_GUARD, workspace_guard_pattern
 from ..inputs import Arg, guard, poison
 from ..judge import compare
 from ..model import Case
-from . import soc
 
 
 @dataclass(frozen=True)
@@ -209,7 +208,7 @@ def make(case: Case, args: list[Arg], golden: dict | None, family: str) -> Plan:
                 judgements.append(_judgement(out, case.dtype_of(p), case.standard, golden[p.name]))
     return Plan(case_id=case.id, op=case.op.name, source=Path(case.op.path).name,
                 signature=tuple((p.name, p.type, p.output) for p in case.op.params),
-                family=family, soc_patterns=soc.patterns(family),
+                family=family, soc_patterns=families.BY_NAME[family].soc_patterns,
                 kind=case.kind, status=int(case.status[family]), check=case.check, standard=case.standard,
                 numerics=numerics, deterministic=bool(case.deterministic), args=tuple(plans),
                 judgements=tuple(judgements), empty_inputs=_empty_inputs(plans), note=case.note or "",
