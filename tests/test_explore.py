@@ -8,12 +8,15 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 
 from harness.explore import defects, emit, facts as facts_mod, oracle as oracle_mod, strategies
+from harness.explore import summary as explore_summary
+from harness.explore.defects import whole_call_dtypes
 from harness.explore.example import Defect, from_canonical
 from harness.explore.oracle import Oracle
 from harness.explore.run import parse_budget
@@ -97,8 +100,24 @@ def test_reductions_make_one_thing_smaller_at_a_time():
     # one thing at a time: every reduction differs from the example in exactly one place
     for r in smaller:
         changed = (r.defects != ex.defects) + sum(a != b for a, b in zip(r.config.shape, ex.config.shape)) + \
-            sum(a != b for a, b in zip(r.config.attrs, ex.config.attrs))
+            sum(a != b for a, b in zip(r.config.attrs, ex.config.attrs)) + (r.config.envelope != ex.config.envelope)
         assert changed == 1, r
+
+
+def test_reductions_make_values_labels_and_defects_plainer_too():
+    """A minimal case is minimal in every part: a strided layout or special values give way to a
+    plainer valid group of the same rank and dtype, and a defect's own value shrinks."""
+    facts = facts_mod.find(REPO / "cases", ["avg_pool2d_backward"])[0]
+    odd = next(e for e in facts.envelopes_on("ascend910b") if e.simplicity[0] > 0 and 4 in e.ranks)
+    ex = from_canonical(facts, {**_doc(odd), "shape": [2, 3, 6, 6], "attrs": {
+        "kernelSize": [2, 2], "stride": [2, 2], "padding": [0, 0], "ceilMode": False, "countIncludePad": False,
+        "divisorOverride": 0, "cubeMathType": 0}, "defects": [["shape", "gradOutput", [2, 3, 9, 9]]]})
+    smaller = reductions(ex)
+    plainer = [r.config.envelope for r in smaller if r.config.envelope != odd]
+    assert plainer and all(e.simplicity[:-1] < odd.simplicity[:-1] and e.dtype == odd.dtype for e in plainer)
+    assert any(all(lay == "contiguous" for _, lay in e.layouts) for e in plainer)
+    defect_values = {r.defects[0].value for r in smaller if r.defects and r.defects != ex.defects}
+    assert {(1, 3, 9, 9), (2, 3, 4, 9), (2, 3, 9, 8)} <= defect_values
 
 
 def _doc(env) -> dict:
@@ -285,3 +304,39 @@ def test_explore_refuses_what_the_suite_refuses_in_one_error_line(tmp_path, caps
     err = capsys.readouterr().err
     assert code == 4 and err.startswith("ERROR: ") and says in err and err.count("\n") == 1, err
     assert not (tmp_path / "rep").exists()
+
+
+def test_whole_call_dtype_sets_come_from_every_dtype_the_abi_knows():
+    facts = facts_mod.find(REPO / "cases", ["avg_pool2d_backward"])[0]
+    data = [p.name for p in facts.op.tensor_params if p.dtype == "data"]
+    sets = {s[0].value: s for s in whole_call_dtypes(facts)}
+    assert set(sets) == set(facts_mod.all_dtypes())
+    assert all({d.target for d in s} == set(data) and len({d.value for d in s}) == 1 for s in sets.values())
+
+
+def test_one_bug_found_on_three_dtypes_is_one_cause(tmp_path):
+    """Explore keeps a numeric disagreement per dtype (the fp32 and fp16 paths differ), so one bug
+    seen on three dtypes is three findings; grouped by the triage of the examples run, it is one
+    cause. The records are a real faulty run (tail_unwritten on three dtypes); the findings are
+    one per dtype, as explore would make them."""
+    env = dict(swenv.bare_env(), SWCANN_FAULTS="tail_unwritten", SWCANN_SOC="ascend910b")
+    report = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "cases/avg_pool2d_backward.yaml", "-k", "cov_cube_math",
+                           "--backend", "aclnn", "--soc", "ascend910b", "-q", "-n", "0", "--no-html",
+                           "--report-dir", str(report), "-p", "no:cacheprovider"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    records = [json.loads(line) for line in (report / "results.jsonl").read_text().splitlines()]
+    failing = {}
+    for r in records:
+        if r["status"] == "FAIL":
+            failing.setdefault(r["dtype"], r)
+    assert set(failing) == {"float32", "float16", "bfloat16"}, proc.stdout[-2000:]
+    findings = [SimpleNamespace(record=r, signature=f"AvgPool2dBackward:valid:NUMERIC:{dt}") for dt, r in failing.items()]
+    groups = explore_summary.causes(records, findings)
+    assert len(groups) == 1 and groups[0]["predicate"], groups
+    assert sorted(groups[0]["finding_signatures"]) == sorted(f.signature for f in findings)
+    # broken on purpose: findings of two unrelated failures stay apart
+    other = dict(failing["float32"], status="CRASH", signal="SIGSEGV", reason="the case worker died (SIGSEGV)")
+    groups = explore_summary.causes(records, findings + [SimpleNamespace(record=other, signature="x:CRASH")])
+    assert len(groups) == 2 and groups[1]["predicate"] is None and groups[1]["finding_signatures"] == ["x:CRASH"]
+

@@ -6,7 +6,8 @@ length, an element near 0, 1 or a C type's limit), a NULL. The case file's own i
 the changes its author knew each check by, each scenario's changes together: an int8 index, a
 6-D gradInput, every tensor in a private format, every tensor of rank 5, a whole call in float64
 (a scenario's `base:` change of dtype, index dtype, format or layout is the same change of every
-tensor it reaches). A defect counts only where the model refuses the base with it alone.
+tensor it reaches). Whole-call dtype sets come from every dtype the ABI knows, not only from the
+scenarios (whole_call_dtypes). A defect counts only where the model refuses the base with it alone.
 """
 from __future__ import annotations
 
@@ -103,6 +104,19 @@ def scenario_defects(facts: facts_mod.OpFacts) -> tuple[tuple[Defect, ...], ...]
                     out.append(_changes(facts, c, usual))
         _SCENARIOS[key] = tuple(o for o in out if o)
     return _SCENARIOS[key]
+
+
+def whole_call_dtypes(facts: facts_mod.OpFacts) -> tuple[tuple[Defect, ...], ...]:
+    """Every data tensor of the call in one dtype, for each dtype the ABI knows (and likewise every
+    index tensor): a consistent set, as a caller converting a whole model would pass it. A check that a
+    library skips for one dtype only shows when every tensor it compares agrees on that dtype; three
+    independent draws of it would take about 1e-9 of the examples."""
+    out = []
+    for role in ("data", "index"):
+        tensors = [p.name for p in facts.op.tensor_params if p.dtype == role]
+        if len(tensors) > 1 or (tensors and role == "index"):
+            out += [tuple(Defect("dtype", t, dt) for t in tensors) for dt in facts_mod.all_dtypes()]
+    return tuple(out)
 
 
 def _usual_base(cases) -> dict:

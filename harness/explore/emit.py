@@ -32,12 +32,12 @@ def _plain(v):
     return list(v) if isinstance(v, tuple) else v
 
 
-def group_of(finding, note: str) -> dict:
+def group_of(finding, note: str, how: str = "found by ./run explore") -> dict:
     """The case-file group of a finding's (minimal) example."""
     plan = finding.plan
     ex, case = plan.example, plan.case
     env = ex.config.envelope
-    group: dict = {"name": ex.group, "description": f"found by ./run explore: {finding.signature}",
+    group: dict = {"name": ex.group, "description": f"{how}: {finding.signature}",
                    "note": note, "families": [ex.family]}
     if case.kind == "valid":
         if case.standard != ex.facts.op.standard:
@@ -95,14 +95,14 @@ def load_group(case_file: Path, group: dict, directory: Path) -> list[Case]:
     return cases
 
 
-def write(finding, search, directory: Path, note: str) -> dict:
+def write(finding, search, directory: Path, note: str, how: str = "found by ./run explore") -> dict:
     """Write the finding's YAML, repro line and C reproducer under `directory`; check that the
     emitted case loads and fails the same way. Returns what was written (finding.emitted)."""
     from .search import signature
     ex = finding.plan.example
     out = Path(directory) / ex.group
     out.mkdir(parents=True, exist_ok=True)
-    group = group_of(finding, note)
+    group = group_of(finding, note, how)
     text = dump_group(group)
     (out / "case.yaml").write_text(text)
     emitted: dict = {"yaml": str(out / "case.yaml"), "group": ex.group, "case_id": finding.plan.case.id,

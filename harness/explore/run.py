@@ -95,6 +95,7 @@ def explore(ops: list[str], family: str, budget_s: float, seed: int, *, kinds=KI
            "ended": identity.now(), "examples": session.count, "simulated": session.simulated,
            "identity": session.identity()}
     doc = summary.build(run, searches, reach.summary({s.facts.name: s.facts for s in searches}),
-                        coverage.report([s.facts.model for s in searches]) if coverage is not None else None)
+                        coverage.report([s.facts.model for s in searches]) if coverage is not None else None,
+                        session.records)
     summary.write(report_dir, doc, searches)
     return doc

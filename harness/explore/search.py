@@ -218,16 +218,39 @@ def _smaller_attr(value):
     return []
 
 
+def _smaller_dims(d: int) -> list[int]:
+    """1 at once, then half, then one step: a dim that only matters being small gets there in one try."""
+    return list(dict.fromkeys([1, d // 2, d - 1])) if d > 2 else [d - 1] if d >= 1 else []
+
+
 def reductions(ex: Example) -> list[Example]:
-    """Every example one reduction away: a defect removed, a dimension made smaller, an attribute
-    made smaller (an array shortened or one element nearer 1 or 0, a flag cleared)."""
+    """Every example one reduction away, so that a minimal case is minimal in every part:
+    a defect removed; a defect's own value made smaller (a shape defect's dimension, an attribute
+    defect's value); a dimension made smaller; an attribute made smaller (an array shortened or one
+    element nearer 1 or 0, a flag cleared); the values, labels and layouts made plainer (a valid
+    group of the op on the same rank whose envelope is strictly simpler: contiguous before strided or
+    channels_last, uniform values before special ones, one label for every tensor)."""
     out = [ex.without(i) for i in range(len(ex.defects))]
+    for i, d in enumerate(ex.defects):
+        smaller = []
+        if d.kind == "shape" and isinstance(d.value, tuple):
+            smaller = [d.value[:k] + (s,) + d.value[k + 1:] for k, v in enumerate(d.value) for s in _smaller_dims(v)]
+        elif d.kind == "attr":
+            smaller = [s for s in dict.fromkeys(_smaller_attr(d.value)) if s != d.value]
+        out += [replace(ex, defects=ex.defects[:i] + (replace(d, value=s),) + ex.defects[i + 1:]) for s in smaller]
     cfg = ex.config
     for i, d in enumerate(cfg.shape):
-        for s in ([d // 2, d - 1] if d > 1 else [0] if d == 1 else []):
+        for s in _smaller_dims(d) if d > 1 else [0] if d == 1 else []:
             out.append(replace(ex, config=replace(cfg, shape=cfg.shape[:i] + (s,) + cfg.shape[i + 1:])))
     for name, value in cfg.attrs:
         for s in dict.fromkeys(_smaller_attr(value)):
             if s != value:
                 out.append(replace(ex, config=Config.with_attr(cfg, name, s)))
+    rank, plainness = len(cfg.shape), cfg.envelope.simplicity[:-1]
+    plainer = {}
+    for env in ex.facts.envelopes_on(ex.family):
+        if rank in env.ranks and env.dtype == cfg.envelope.dtype and env.index_dtype == cfg.envelope.index_dtype \
+                and env.simplicity[:-1] < plainness:
+            plainer.setdefault(env.simplicity[:-1], env)       # the first (simplest) of each plainness
+    out += [replace(ex, config=replace(cfg, envelope=env)) for env in plainer.values()]
     return out

@@ -62,6 +62,7 @@ class Session:
         self.switches = identity.switches()
         self.hashes = identity.library_hashes(self.props)
         self.count = 0
+        self.records: list[dict] = []       # every case run, in order: what the findings' causes are read from
 
     @property
     def simulated(self) -> bool:
@@ -95,6 +96,7 @@ class Session:
         ctx = records.Context(self.props, self.hashes, self.repro(case))
         record = records.build(outcome, records.facts_of(case, nodeid, deviation.reason if deviation else None), ctx)
         self.journal.finished(record)
+        self.records.append(record)
         self.count += 1
         return record
 

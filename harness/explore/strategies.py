@@ -24,7 +24,7 @@ from dataclasses import replace
 from hypothesis import assume, strategies as st
 
 from . import facts as facts_mod
-from .defects import defect_choices, frozen, paired_shape_defects, refused_alone, scenario_defects
+from .defects import defect_choices, frozen, paired_shape_defects, refused_alone, scenario_defects, whole_call_dtypes
 from .example import Config, Example
 from .oracle import Oracle, elements
 
@@ -177,6 +177,7 @@ def _example(draw, facts: facts_mod.OpFacts, family: str, oracle: Oracle, invali
     attrs = dict(ex.config.attrs)
     written = [s for s in scenario_defects(facts) if all(d.kind != "attr" or d.target in attrs for d in s)]
     pairs = paired_shape_defects(facts, shapes)
+    whole = whole_call_dtypes(facts)
     picked: list = []
     for _ in range(draw(st.integers(1, 3))):
         for _attempt in range(4):
@@ -184,6 +185,8 @@ def _example(draw, facts: facts_mod.OpFacts, family: str, oracle: Oracle, invali
                 new = draw(st.sampled_from(written))
             elif pairs and draw(st.integers(0, 3)) == 0:    # two tensors changed alike
                 new = draw(st.sampled_from(pairs))
+            elif whole and draw(st.integers(0, 3)) == 0:    # every data (or index) tensor in one dtype
+                new = draw(st.sampled_from(whole))
             else:
                 targets = by_kind[draw(st.sampled_from(sorted(by_kind)))]
                 values = targets[draw(st.sampled_from(sorted(targets)))]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..core import jsonsafe
 from ..core.text import printable
+from ..triage import features, signature as triage_sig, triage
 
 
 def finding_dict(f) -> dict:
@@ -18,13 +19,42 @@ def finding_dict(f) -> dict:
             **{k: v for k, v in f.emitted.items() if k != "text"}}
 
 
-def build(run: dict, searches: list, reach: dict, coverage: dict | None) -> dict:
+def causes(records: list[dict], findings: list) -> list[dict]:
+    """The findings grouped by cause: the triage of every example the exploration ran (its passing
+    ones too), and each finding put under the cause whose signature it has and whose predicate its
+    record meets. Explore tells disagreements apart finely (a numeric one per dtype, since the fp32
+    and fp16 paths differ); one bug that shows on three dtypes is still one cause. A finding that no
+    cause covers stands alone."""
+    t = triage(records)
+    groups: list[dict] = []
+    by_cause: dict[int, dict] = {}
+    for i, f in enumerate(findings):
+        present = {(name, value) for name, value, _cx in features.of(f.record)}
+        failed_as = triage_sig.of(f.record)
+        k = next((k for k, c in enumerate(t.causes) if c.signature == failed_as
+                  and all((term["feature"], term["value"]) in present for term in c.terms)), None)
+        if k is None:
+            groups.append({"signature": failed_as, "predicate": None, "findings": [i]})
+            continue
+        if k not in by_cause:
+            c = t.causes[k]
+            by_cause[k] = {"signature": c.signature, "predicate": c.text, "precision": c.precision,
+                           "recall": c.recall, "explained": c.explained, "findings": []}
+            groups.append(by_cause[k])
+        by_cause[k]["findings"].append(i)
+    for g in groups:
+        g["finding_signatures"] = [findings[i].signature for i in g["findings"]]
+    return groups
+
+
+def build(run: dict, searches: list, reach: dict, coverage: dict | None, records: list[dict] | None = None) -> dict:
     ops = {}
     for s in searches:
         ops[s.facts.name] = {"examples_run": s.examples, "seconds": round(s.spent_s, 1),
                              "chunks": dict(s.chunks), "disagreements": len(s.findings)}
-    return {"run": run, "ops": ops, "findings": [finding_dict(f) for s in searches for f in s.findings],
-            "reach": reach, "model_coverage": coverage}
+    found = [f for s in searches for f in s.findings]
+    return {"run": run, "ops": ops, "findings": [finding_dict(f) for f in found],
+            "causes": causes(records or [], found), "reach": reach, "model_coverage": coverage}
 
 
 def write(directory: Path, doc: dict, searches: list) -> tuple[Path, Path]:
@@ -50,6 +80,12 @@ def markdown(doc: dict, searches: list) -> str:
              f"{run['examples']} examples run, {len(doc['findings'])} disagreement(s).", ""]
     lines += _table([[op, o["examples_run"], o["seconds"], o["disagreements"]] for op, o in doc["ops"].items()],
                     ["op", "examples run", "seconds", "disagreements"])
+    if doc.get("causes"):
+        lines += ["", f"## Causes: {len(doc['findings'])} finding(s), {len(doc['causes'])} cause(s)", ""]
+        for i, g in enumerate(doc["causes"], 1):
+            said = f"`{g['predicate']}` (precision {g['precision']:.2f}, recall {g['recall']:.2f} over the examples run)" \
+                if g["predicate"] else "no short predicate over the examples run: stands alone"
+            lines += [f"{i}. {printable(g['signature'])}: {said}; findings: {', '.join(g['finding_signatures'])}"]
     for s in searches:
         for f in s.findings:
             lines += ["", f"## {f.signature}", "", f"- reason: {printable(f.record.get('reason', ''))[:600]}",

@@ -19,7 +19,7 @@ from pathlib import Path
 from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_mod, writers
 from . import history_cli, perf_baseline, perf_gate, perf_summary
 from .identity import opapi_hash
-from .runs import Problem, Report, load_run
+from .runs import CONFIRM_JSON, Problem, Report, load_run
 from ..triage import triage as report_causes
 from ..core.argv import Parser, fail, number, run as run_cli
 from ..core.errors import HarnessConfigError
@@ -182,11 +182,63 @@ def cmd_render(a) -> int:
 
 
 def cmd_triage(a) -> int:
-    result = report_causes(_records_of(Path(a.run)))
+    if a.confirm:       # before anything is printed: finding the CANN may re-execute this process
+        import os
+        from ..explore import confirm as confirm_mod
+        confirm_mod.prepare()
+        try:
+            for ident in _identities(Path(a.run)).values():
+                confirm_mod.check_switches(ident, dict(os.environ))
+        except confirm_mod.ConfirmError as e:
+            raise HarnessConfigError(f"{a.run}: --confirm: {e}") from None
+    records = _records_of(Path(a.run))
+    result = report_causes(records)
     _say(result.lines(cases=a.cases) or [f"{a.run}: no failures, no causes"])
+    doc = result.to_dict()
+    if a.confirm and result.causes:
+        doc["confirmations"] = _confirm(a, records, result)
     if a.json:
-        Path(a.json).write_text(json.dumps(rec_mod.jsonable(result.to_dict()), indent=1) + "\n", encoding="utf-8")
+        Path(a.json).write_text(json.dumps(rec_mod.jsonable(doc), indent=1) + "\n", encoding="utf-8")
     return 0
+
+
+def _identities(run_dir: Path) -> dict[str, dict]:
+    """family -> the identity of the run that tested it: a run's own, or each run of a merge's
+    (summary.json `runs`)."""
+    run = load_run(run_dir)
+    if run.identity.get("family"):
+        return {run.identity["family"]: run.identity}
+    try:
+        doc = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    return {r["identity"]["family"]: r["identity"] for r in runs or []
+            if isinstance(r, dict) and isinstance(r.get("identity"), dict) and r["identity"].get("family")}
+
+
+def _confirm(a, records: list[dict], result) -> list[dict]:
+    """--confirm: every cause tested by running new cases in and around it (harness/explore/confirm.py,
+    on the library of this process, which must be the run's); written to RUN/confirm/confirm.json."""
+    import sys
+    from ..explore import confirm as confirm_mod
+    run_dir = Path(a.run)
+    out = run_dir / "confirm"
+    ident = _identities(run_dir)
+    try:
+        done = confirm_mod.confirm(records, result, ident, cases_dir=REPO_ROOT / "cases", root=REPO_ROOT, out_dir=out,
+                                   argv=[PROG, "triage", *sys.argv[2:]], per_side=a.confirm_cases, seed=a.seed,
+                                   log=lambda line: _say([line]))
+    except confirm_mod.ConfirmError as e:
+        raise HarnessConfigError(f"{run_dir}: --confirm: {e}") from None
+    _say(["", "Confirmation by experiment:", *confirm_mod.lines(done)])
+    docs = [c.to_dict() for c in done]
+    path = run_dir / CONFIRM_JSON
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec_mod.jsonable(docs), indent=1) + "\n", encoding="utf-8")
+    if (run_dir / "summary.md").exists():     # the run's own report shows them under its causes
+        cmd_render(argparse.Namespace(run=str(run_dir), no_html=not (run_dir / "report.html").exists()))
+    return docs
 
 
 def cmd_sweep(a) -> int:
@@ -254,6 +306,13 @@ def main(argv=None) -> int:
     t.add_argument("--cases", type=number(minimum=0, integer=True), default=5,
                    help="case ids listed under each cause (default 5)")
     t.add_argument("--json", help="also write the causes as JSON here")
+    t.add_argument("--confirm", action="store_true", help="test each cause by running new cases inside and outside "
+                   "its predicate on this process's library (the run's), and shrink one failure per cause to a "
+                   "minimal YAML group and C reproducer")
+    t.add_argument("--confirm-cases", type=number(minimum=1, integer=True), default=8,
+                   help="with --confirm: new cases run on each side of each predicate (default 8)")
+    t.add_argument("--seed", type=number(minimum=0, integer=True), default=0,
+                   help="with --confirm: which neighbours are drawn (default 0)")
     t.set_defaults(fn=cmd_triage)
     w = sub.add_parser("sweep", help="run the family x shard job matrix as separate processes, then merge")
     w.add_argument("-o", "--out", required=True)

@@ -181,4 +181,4 @@ def render(report: Report) -> str:
                            deviations=report.deviations(), plots=[] if report.brief else metric_plots(report),
                            perf=performance(report),
                            colours=COLOURS, order=ORDER, status_of=status_of, metrics_of=metrics_of, Status=Status,
-                           p_text=p_text, causes=report.causes(), history=None if report.brief else history(report))
+                           p_text=p_text, causes=report.causes(), confirmed=report.confirmations(), history=None if report.brief else history(report))

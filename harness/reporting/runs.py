@@ -19,6 +19,7 @@ from ..core.status import ORDER, Status
 
 # What a report lists as a problem, worst first; PASS and SKIP are only counted.
 LISTED = tuple(s for s in ORDER if s not in (Status.PASS, Status.SKIP))
+CONFIRM_JSON = "confirm/confirm.json"     # written by `triage --confirm` into the run directory
 
 
 @dataclass
@@ -103,6 +104,22 @@ class Report:
             from ..triage import triage
             cached = self.__dict__["_causes"] = (key, triage([] if self.brief else self.records))
         return cached[1]
+
+    def confirmations(self) -> dict[tuple[str, str], dict]:
+        """What `triage --confirm` found for the causes (each run directory's confirm/confirm.json),
+        by (signature, predicate text): a confirmation whose cause is no longer the report's is not shown."""
+        import json
+        out: dict[tuple[str, str], dict] = {}
+        for run in self.runs:
+            path = Path(run.directory) / CONFIRM_JSON
+            try:
+                docs = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+            except (OSError, ValueError):
+                continue            # a torn or foreign file: the causes stand without it
+            for d in docs if isinstance(docs, list) else []:
+                if isinstance(d, dict) and isinstance(d.get("signature"), str) and isinstance(d.get("predicate"), str):
+                    out[(d["signature"], d["predicate"])] = d
+        return out
 
     def listed(self) -> list[dict]:
         """Every record that is not a plain PASS or SKIP, worst status first."""

@@ -30,6 +30,7 @@ def causes_md(report: Report, shown: int = 10) -> list[str]:
     t = report.causes()
     if not t.failures:
         return []
+    confirmed = report.confirmations()
     out = ["## Causes", "", f"{t.failures} failure(s) against {t.passing:,} passing case(s); a cause is the shortest "
            "conjunction of the cases' facts that separates its failures from the passing cases "
            "(`python -m harness.reporting triage RUN_DIR`).", ""]
@@ -40,12 +41,32 @@ def causes_md(report: Report, shown: int = 10) -> list[str]:
                 f"cases match (precision {c.precision:.2f}, recall {c.recall:.2f})", ""]
         if c.equivalents:
             out += ["equally: " + "; ".join(f"`{_cell(e)}`" for e in c.equivalents), ""]
+        out += confirmation_md(confirmed.get((c.signature, c.text)))
         out += [f"- `{_cell(x['case_id'])}` ({_cell(x['family'] or 'any')})" for x in c.cases[:shown]]
         out += [f"- … and {len(c.cases) - shown} more" if len(c.cases) > shown else "", ""]
     for u in t.unexplained:
         out += [f"### unexplained — {u.failures} {_cell(u.signature)}", "", _cell(u.why), ""]
         out += [f"- `{_cell(x['case_id'])}` ({_cell(x['family'] or 'any')})" for x in u.cases[:shown]]
         out += [f"- … and {len(u.cases) - shown} more" if len(u.cases) > shown else "", ""]
+    return out
+
+
+def confirmation_md(c: dict | None) -> list[str]:
+    """What the experiment of `triage --confirm` said of one cause, and its minimal failure."""
+    if not c:
+        return []
+    if c.get("confirmed_as") and c["confirmed_as"] != c.get("predicate"):
+        tried = c.get("tried") or [{}]
+        out = [f"**confirmed as** `{_cell(c['confirmed_as'])}`: the run's records could not tell it from the predicate "
+               f"above, which the experiment found {_cell(tried[0].get('verdict'))}", ""]
+    else:
+        out = []
+    out += [f"**{_cell(c.get('verdict'))}** by experiment: inside the predicate {_cell(c.get('inside'))} new cases "
+           f"failed as predicted, outside it {_cell(c.get('outside'))} did not" + (f"; {_cell(c['why'])}" if c.get("why") else ""), ""]
+    m = c.get("minimal") or {}
+    if m.get("case_id"):
+        out += [f"minimal failure: `{_cell(m['case_id'])}`" + (f", C reproducer in `{_cell(m['c_repro'])}`" if m.get("c_repro") else ""),
+                "", "```yaml", *str(m.get("text") or "").rstrip().splitlines(), "```", ""]
     return out
 
 

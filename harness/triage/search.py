@@ -70,6 +70,8 @@ class Cause:
     families: list[str]             # the families of the failures it explains
     equivalents: list[str] = field(default_factory=list)   # other predicates matching exactly the same records
     cases: list[dict] = field(default_factory=list)        # {case_id, family, status, reason, repro}
+    # the equivalents' atoms, typed as `terms` (the run's records cannot tell them apart; an experiment can)
+    alternatives: list[list[dict]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -193,7 +195,7 @@ def _search(F: int, P: int, atoms: list[_Atom], max_terms: int) -> tuple[_Found 
     for same in groups.values():
         same.sort(key=lambda a: a.key)
         cands.append(same[0])
-        equivalents[same[0]] = [a.text for a in same[1:]]
+        equivalents[same[0]] = same[1:]
     cands.sort(key=lambda a: (-(a.mask & F).bit_count(), (a.mask & P).bit_count(), a.key))
     cands = cands[:CANDIDATES]
     best_partial: _Found | None = None
@@ -256,11 +258,13 @@ def triage(records: list[dict], max_terms: int = MAX_TERMS) -> Triage:
                 m &= a.mask
             f_all = m.bit_count()
             cases = [records[i] for i in _bits(m)]
-            eq = [" ∧ ".join(alt) for alt in _equivalent_predicates(found.atoms, equivalents)][:SHOWN_EQUIVALENTS]
+            alts = _equivalent_predicates(found.atoms, equivalents)[:SHOWN_EQUIVALENTS]
             causes.append(Cause(signature, [a.text for a in found.atoms],
                                 [{"feature": a.name, "value": a.value} for a in found.atoms],
                                 f_all, n, found.p, n_p, round(f_all / (f_all + found.p), 4), round(f_all / n, 4),
-                                sorted({r.get("family") or "" for r in cases} - {""}), eq, [_case(r) for r in cases]))
+                                sorted({r.get("family") or "" for r in cases} - {""}),
+                                [" ∧ ".join(a.text for a in alt) for alt in alts], [_case(r) for r in cases],
+                                [[{"feature": a.name, "value": a.value} for a in alt] for alt in alts]))
             left &= ~m
         if left:
             k = left.bit_count()
@@ -282,12 +286,12 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def _equivalent_predicates(atoms: tuple, equivalents: dict) -> list[list[str]]:
+def _equivalent_predicates(atoms: tuple, equivalents: dict) -> list[list[_Atom]]:
     """Predicates matching the same records: one atom of the answer swapped for an equivalent of it."""
     out = []
     for k, a in enumerate(atoms):
         for alt in equivalents.get(a, []):
-            out.append([alt if j == k else b.text for j, b in enumerate(atoms)])
+            out.append([alt if j == k else b for j, b in enumerate(atoms)])
     return out
 
 

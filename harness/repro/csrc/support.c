@@ -21,6 +21,27 @@ HELPER const char *recent_error(void)
     return m ? m : "";
 }
 
+/* The check a library message names ("check B9 failed", "check L0.R1 failed": the software CANN's
+   words, as harness/judge/runner.py reads them) into out; 0 when it names none (a real CANN). */
+HELPER int named_check(const char *msg, char *out, size_t n)
+{
+    const char *p = msg;
+    while ((p = strstr(p, "check ")) != NULL) {
+        const char *id = p + 6, *end = id;
+        if (*id == 'B' || strncmp(id, "L0.", 3) == 0) {
+            while (*end && (isalnum((unsigned char)*end) || *end == '_' || *end == '.'))
+                end++;
+            if (end > id && strncmp(end, " failed", 7) == 0 && (size_t)(end - id) < n) {
+                memcpy(out, id, (size_t)(end - id));
+                out[end - id] = '\0';
+                return 1;
+            }
+        }
+        p = id;
+    }
+    return 0;
+}
+
 HELPER void fail(const char *fmt, ...)
 {
     size_t used = strlen(g_reasons);
