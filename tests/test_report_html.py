@@ -88,6 +88,7 @@ class _Page(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.stack: list[tuple[str, dict]] = []
         self.perf_figures, self.metric_figures, self.verdicts, self.drift, self.devices = [], [], [], [], []
+        self.gate_figures: list[dict] = []
         self.attrs: list[tuple[str, str, str]] = []
         self.ids: list[str] = []
         self.refs: list[str] = []
@@ -108,6 +109,8 @@ class _Page(HTMLParser):
             self.stack.append((tag, a))
         if tag == "figure" and "perf-plot" in a.get("class", ""):
             self.perf_figures.append({"op": a.get("data-op"), "svg": 0, "texts": [], "caption": ""})
+        elif tag == "figure" and "gate-plot" in a.get("class", ""):
+            self.gate_figures.append({"op": a.get("data-against"), "svg": 0, "texts": [], "caption": ""})
         elif tag == "figure" and self._inside("section", id="plots") is not None:
             self.metric_figures.append({"op": a.get("data-op"), "svg": 0, "texts": [], "caption": ""})
         if tag == "svg" and self._inside("figure") is not None:
@@ -131,6 +134,8 @@ class _Page(HTMLParser):
         return self.devices[-1] if row.get("data-device") is not None and self.devices else None
 
     def _figure(self) -> dict:
+        if self._inside("figure", **{"class": "gate-plot"}) is not None:
+            return self.gate_figures[-1]
         perf = self._inside("figure", **{"class": "perf-plot"})
         return (self.perf_figures if perf is not None else self.metric_figures)[-1]
 
@@ -139,7 +144,7 @@ class _Page(HTMLParser):
             pass
 
     def handle_data(self, data):
-        if self._inside("figure") is not None and (self.perf_figures or self.metric_figures):
+        if self._inside("figure") is not None and (self.perf_figures or self.metric_figures or self.gate_figures):
             if self._inside("text") is not None:
                 self._figure()["texts"].append(data.strip())
             elif self._inside("figcaption") is not None:
@@ -196,6 +201,16 @@ def problems(text: str, records: list[dict]) -> list[str]:
         expected = f"{len(perfs)} case(s); median achieved {statistics.median(gbps):.3g} GB/s, {share:.3g} % of its limit"
         if fig["caption"].strip() != expected:
             out.append(f"{op}: caption {fig['caption']!r}, expected {expected!r}")
+    # every gated case on one plot, SAME ones too (a SAME case near its allowed ratio must be in sight)
+    same = sum(v.get("verdict") == "SAME" and isinstance(v.get("ratio"), (int, float))
+               for r in records for v in r.get("perf_gate") or [])
+    gate = next((f for f in page.gate_figures if f["op"] == "baseline" and f["svg"] == 1), None)
+    if gate is None:
+        out.append("no plot of the gated cases' ratios")
+    else:
+        for label in ("every gated case against the baseline", "allowed ratio", f"same ({same})"):
+            if label not in gate["texts"]:
+                out.append(f"the ratio plot has no text {label!r}")
     metric_ops = {f["op"] for f in page.metric_figures if f["svg"] == 1 and "metric / threshold" in f["texts"]}
     if metric_ops != {r["op"] for r in records if r.get("metrics")}:
         out.append(f"metric plots for {sorted(metric_ops)}")
@@ -246,7 +261,7 @@ def test_chromium_shows_the_perf_section_with_its_plots(merged, tmp_path):
 def test_every_svg_reference_points_at_one_element_of_the_page(merged):
     text = (merged / "report.html").read_text(encoding="utf-8")
     page = _parse(text)
-    assert text.count("<svg") == 3 and page.refs                # 1 metric plot, 2 perf plots; markers are <use>
+    assert text.count("<svg") == 4 and page.refs     # 1 metric plot, 2 perf plots, 1 ratio plot; markers are <use>
     counts = {i: page.ids.count(i) for i in set(page.ids)}
     assert all(ref.startswith("#") and counts.get(ref[1:]) == 1 for ref in page.refs), \
         [r for r in page.refs if counts.get(r[1:]) != 1]
@@ -277,6 +292,13 @@ def test_a_plot_without_its_limit_line_is_caught(merged, monkeypatch):
     monkeypatch.setattr(html_mod, "_limits", lambda points: [])
     found = problems(html_mod.render(_report_of(merged)), _records(merged))
     assert f"{AVG}: the plot has no text 'limit 1600 GB/s (peak table; ascend910b)'" in found
+
+
+def test_a_ratio_plot_without_its_same_cases_is_caught(merged, monkeypatch):
+    real = plots.gate_ratios
+    monkeypatch.setattr(plots, "gate_ratios", lambda points, against: real([p for p in points if p[0] != "SAME"], against))
+    found = problems(html_mod.render(_report_of(merged)), _records(merged))
+    assert len(found) == 1 and found[0].startswith("the ratio plot has no text 'same ("), found
 
 
 def test_a_missing_regression_row_is_caught(merged):

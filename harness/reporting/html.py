@@ -105,6 +105,20 @@ def perf_plots(report: Report) -> list[dict]:
     return out
 
 
+def gate_plots(report: Report) -> list[dict]:
+    """Per comparison (the baseline, the benchmark): every gated case's ratio with its interval and
+    allowed ratio (plots.gate_ratios); a verdict without a ratio (not comparable) is not drawn."""
+    from . import plots
+    by: dict[str, list] = defaultdict(list)
+    for r in report.records:
+        for v in r.get("perf_gate") or []:
+            if isinstance(v, dict) and all(isinstance(v.get(k), (int, float)) for k in ("ratio", "limit")) \
+                    and isinstance(v.get("ci"), list) and len(v["ci"]) == 2:
+                by["benchmark" if v.get("against") == "benchmark" else "baseline"].append(
+                    (str(v.get("verdict")), v["ratio"], v["ci"][0], v["ci"][1], v["limit"]))
+    return [{"against": k, "n": len(points), "svg": plots.gate_ratios(points, k)} for k, points in sorted(by.items())]
+
+
 def outliers(report: Report) -> list[dict]:
     """The measured cases with samples OUTLIER_FACTOR times off their median (perf.outliers):
     {case_id, family, count, n, worst} (worst: the farthest sample's multiple of the median)."""
@@ -127,11 +141,11 @@ def performance(report: Report) -> dict:
     changes = report.changes or {}
     summary = perf_summary.summary(report.records) or {}
     if report.brief:
-        drawn, bins = [], None
+        drawn, bins, gated = [], None, []
     else:
         from . import plots
-        drawn, bins = perf_plots(report), plots.BINS_PER_DECADE
-    return {"plots": drawn, "verdicts": summary.get("verdicts") or {}, "rows": summary.get("rows") or [],
+        drawn, bins, gated = perf_plots(report), plots.BINS_PER_DECADE, gate_plots(report)
+    return {"plots": drawn, "gate_plots": gated, "verdicts": summary.get("verdicts") or {}, "rows": summary.get("rows") or [],
             "stopping": summary.get("stopping"), "previous": changes.get("previous"),
             "digest_changes": changes.get("digest_changes") or [],
             "allowed_nondeterminism": changes.get("allowed_nondeterminism") or [], "perf_drifts": changes.get("perf_drifts") or [],

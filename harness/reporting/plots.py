@@ -216,3 +216,44 @@ def perf_trend(family: str, series: list[tuple[str, bool, list[float], list, lis
     ax.set_title(_label(f"perf trend, {family}"))
     fig.legend(loc="lower center", frameon=False, ncols=2)
     return _svg(fig, f"history-perf-{_label(family)}")
+
+
+VERDICT_COLOURS = {"REGRESSION": FAIL_COLOUR, "IMPROVEMENT": PASS_COLOUR, "SAME": "#607d8b"}
+OTHER_VERDICT_COLOUR = "#ef6c00"          # flagged once, noise: not settled either way
+
+
+@_styled
+def gate_ratios(points: list[tuple[str, float, float, float, float]], against: str) -> Markup:
+    """Every gated case's ratio to the baseline (its median time / the baseline's), sorted, with its
+    interval as a bar and its allowed ratio (1 + tolerance) as a dash above it: a SAME case whose
+    interval nears its dash, or a slower case the gate let through, is in sight, not only the flagged
+    ones. points: (verdict, ratio, interval low, interval high, allowed ratio)."""
+    order = sorted(range(len(points)), key=lambda i: points[i][1])
+    x = np.arange(1, len(points) + 1)
+    fig = Figure(figsize=(5.6, 3.2))
+    fig.subplots_adjust(left=0.13, right=0.97, top=0.9, bottom=0.3)
+    ax = fig.add_subplot()
+    ax.set_yscale("log")
+    verdicts = [points[i][0] for i in order]
+    ratio = np.array([points[i][1] for i in order])
+    lo = np.array([points[i][2] for i in order])
+    hi = np.array([points[i][3] for i in order])
+    limit = np.array([points[i][4] for i in order])
+    for name in sorted(set(verdicts)):
+        mine = np.array([v == name for v in verdicts])
+        colour = VERDICT_COLOURS.get(name, OTHER_VERDICT_COLOUR)
+        bars = ax.errorbar(x[mine], ratio[mine], yerr=[ratio[mine] - lo[mine], hi[mine] - ratio[mine]], fmt="o",
+                           markersize=2.5, elinewidth=0.8, color=colour, label=_label(f"{name.lower()} ({mine.sum()})"))
+        for artist in bars.lines[0:1] + tuple(bars.lines[2]):
+            artist.set_clip_on(False)     # a clip path is a url() reference: the page keeps none
+    ax.scatter(x, limit, marker="_", s=40, color=LIMIT_COLOUR, linewidths=1, label="allowed ratio", clip_on=False)
+    ax.axhline(1.0, color=LIMIT_COLOUR, linewidth=0.6, linestyle=":", clip_on=False)
+    ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=6))       # ratios span little of a decade: plain steps
+    ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%.2fx"))
+    ax.yaxis.set_minor_locator(ticker.NullLocator())
+    ax.set_xlabel("gated cases, by ratio")
+    ax.set_ylabel(_label(f"time / {against}"))
+    ax.set_title(_label(f"every gated case against the {against}"))
+    fig.legend(loc="lower center", frameon=False, ncols=3)
+    return _svg(fig, f"perf-gate-{_label(against)}")
+
