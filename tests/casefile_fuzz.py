@@ -33,7 +33,7 @@ import yaml
 
 from harness.core.errors import CaseFileError
 from harness.operators import load_case_file
-from harness.model import expand, source
+from harness.model import fields, source
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTINEL = "ZZSENTINELZZ"
@@ -350,7 +350,7 @@ def huge(rng, P):
     if variant == 2 and "matrix" in g:     # a product of short lists: few nodes, many cases
         m = g["matrix"]
         m["shape"] = [[1, 1, 1, i + 1] for i in range(101)]
-        m["attrs"] = m["attrs"] * (expand.MAX_CASES // 101 // len(m["attrs"]) + 1)
+        m["attrs"] = m["attrs"] * (fields.MAX_CASES // 101 // len(m["attrs"]) + 1)
         return _dump(doc), ("reject", group, ["the matrix expands to", "cases"])
     if variant == 2:             # more scenarios than the node cap allows (it comes before the case cap)
         g["invalid"]["scenarios"] = [{"status": 161002}] * (source.MAX_NODES // 3 + 1)
@@ -360,7 +360,7 @@ def huge(rng, P):
         arrays = [p for p, v in _walk(doc) if "attrs" in p and isinstance(v, list) and p[0] == "groups"
                   and all(isinstance(x, int) for x in v)]
         if arrays:
-            _set(doc, rng.choice(arrays), [1] * (expand.MAX_ARRAY_LEN + rng.randint(1, 1000)))
+            _set(doc, rng.choice(arrays), [1] * (fields.MAX_ARRAY_LEN + rng.randint(1, 1000)))
             return _dump(doc), ("reject", group, ["entries"])
     # a long text where text is allowed: accepted, and an error elsewhere still stays short
     g["description"] = "y" * rng.randint(10_000, 100_000)

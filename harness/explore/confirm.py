@@ -3,7 +3,8 @@
 A cause from harness/triage is a hypothesis: "the cases where this predicate holds fail this way, and
 the others do not". This module tests it by running new cases that the run did not hold:
 
-* every cause's failing cases become explore Examples (the case from its case file, its family);
+* every cause's failing cases become explore Examples (the case from its case file, its family;
+  neighbours.py);
 * their neighbours: one thing changed at a time (a dim, an attribute, the dtype/labels/layout/values
   of another valid group of the op, the family, a defect removed), each planned by the op's phase-1
   model or golden (explore's Oracle) so that it carries its own expectation;
@@ -14,6 +15,8 @@ the others do not". This module tests it by running new cases that the run did n
   process, which must be the library the run used (same sha256, same SWCANN_* fault switches);
 * a prediction holds where an inside case fails with the cause's signature and an outside case does
   not; the cause is `confirmed` when both shares reach the triage's precision and recall bounds;
+* a refuted predicate gives way to each one the run could not tell from it (the cause's
+  equivalents), until one is confirmed;
 * one failure per cause is shrunk (explore's reductions, values and labels included) while it still
   fails with that signature, and written as a case-file group and a C reproducer (explore's emit).
 
@@ -22,21 +25,20 @@ It lives in harness/explore because it runs cases; harness/triage stays a reader
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from ..core import formats as formats_mod
-from ..model import Case
-from ..reporting import identity, records as rec_mod
+from ..reporting import identity
+from ..target import discovery
 from ..triage import features, signature as sig
 from ..triage.search import PRECISION, RECALL, Cause, Triage
 from . import emit, facts as facts_mod
-from .example import Config, Defect, Example
+from .example import Example
+from .neighbours import broken_atoms, constants, example_of, facts_of_plan, neighbours
 from .oracle import Oracle, Plan
 from .search import Finding, reductions, signature as explore_signature
 from .session import Session, prepare_environment
-from ..target import discovery
 
 PER_SIDE = 8            # new cases run inside, and outside, each predicate
 SEEDS_PER_CAUSE = 3     # failing cases whose neighbourhoods are drawn from
@@ -114,101 +116,6 @@ def check_switches(identity_doc: dict, environ: dict) -> None:
                                f"{name}={environ.get(name) or '(unset)'}: confirm in the run's environment")
 
 
-# ------------------------------------------------------------------ cases as examples
-
-def example_of(case: Case, family: str, facts) -> Example:
-    """The case as an explore Example on `family`: an envelope made of the case's own dtype, labels,
-    layouts and values (so that nothing but what a neighbour changes differs), its shape and
-    attributes, and its invalid scenario's changes as defects."""
-    rank = len(case.shape)
-    env = facts_mod.Envelope(case.group, family, case.dtype, case.index_dtype, tuple(sorted(case.formats.items())),
-                             tuple(sorted(case.layouts.items())), case.values, case.standard, frozenset({rank}), (),
-                             case.deviations, case.deterministic, case.relaunch,
-                             all(f == formats_mod.caller_label(rank) for f in case.formats.values()))
-    attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in case.attrs.items())
-    defects: list[Defect] = []
-    m = case.mutation
-    if m is not None:
-        if m.null:
-            defects.append(Defect("null", m.null))
-        for tensor, changes in m.tensors.items():
-            defects += [Defect(kind, tensor, tuple(v) if isinstance(v, list) else v) for kind, v in changes.items()]
-        defects += [Defect("attr", k, tuple(v) if isinstance(v, list) else v) for k, v in m.attrs.items()]
-    return Example(facts, family, Config(env, tuple(case.shape), attrs), tuple(defects))
-
-
-def _dims(d: int) -> list[int]:
-    return [v for v in dict.fromkeys([d - 1, d + 1, d + 2, d * 2, d // 2, d + 16, d - 16, d + 3]) if v >= 1 and v != d]
-
-
-def _attr_values(value, seen: list) -> list:
-    if isinstance(value, bool):
-        return [not value]
-    if isinstance(value, int):
-        return [v for v in dict.fromkeys([value - 1, value + 1, *seen]) if v != value and isinstance(v, int)]
-    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
-        out = []
-        for i, v in enumerate(value):
-            out += [value[:i] + (w,) + value[i + 1:] for w in (v - 1, v + 1) if w >= 0]
-        return out + [v for v in seen if isinstance(v, tuple) and v != value]
-    return [v for v in seen if v != value]
-
-
-def neighbours(ex: Example, families: list[str]) -> list[Example]:
-    """Every example one change away from `ex`: a dim, an attribute, another valid group's
-    dtype/labels/layouts/values on the same rank, another family, a defect removed."""
-    facts, cfg = ex.facts, ex.config
-    out: list[Example] = []
-    for i, d in enumerate(cfg.shape):
-        out += [replace(ex, config=replace(cfg, shape=cfg.shape[:i] + (v,) + cfg.shape[i + 1:])) for v in _dims(d)]
-    seen_attrs: dict[str, list] = {}
-    for e in facts.envelopes:
-        for shape, attrs in e.configs:
-            for k, v in attrs:
-                if v not in seen_attrs.setdefault(k, []) and len(seen_attrs[k]) < 6:
-                    seen_attrs[k].append(v)
-    for name, value in cfg.attrs:
-        out += [replace(ex, config=cfg.with_attr(name, v)) for v in _attr_values(value, seen_attrs.get(name, []))]
-    rank = len(cfg.shape)
-    for env in facts.envelopes_on(ex.family):
-        if rank in env.ranks and (env.dtype, env.index_dtype, env.formats, env.layouts, env.values.name) != \
-                (cfg.envelope.dtype, cfg.envelope.index_dtype, cfg.envelope.formats, cfg.envelope.layouts,
-                 cfg.envelope.values.name):
-            out.append(replace(ex, config=replace(cfg, envelope=env)))
-    for fam in families:
-        if fam != ex.family:
-            out.append(replace(ex, family=fam, config=replace(cfg, envelope=replace(cfg.envelope, family=fam))))
-    out += [ex.without(i) for i in range(len(ex.defects))]
-    return out
-
-
-def _facts_of_plan(plan: Plan) -> set[tuple[str, str]]:
-    """The triage features of the case a plan runs: the record it will make, as far as features read it."""
-    case = plan.case
-    rec = dict(rec_mod.facts_of(case, ""), family=plan.example.family)
-    return {(name, value) for name, value, _cx in features.of(rec)}
-
-
-# facts a run may hold constant: a new case changing one of them leaves what the triage learned from
-# (a run of one family says nothing of another family; a predicate learned on valid cases says
-# nothing of a call phase 1 refuses)
-CONSTANT_FACTS = ("op", "family", "kind", "dtype", "index_dtype", "rank", "format", "layout", "values")
-
-
-def constants(records: list[dict]) -> dict[str, str]:
-    """The CONSTANT_FACTS that every record of the run shares, with their value."""
-    seen: dict[str, set] = {}
-    for rec in records:
-        for name, value, _cx in features.of(rec):
-            if name in CONSTANT_FACTS:
-                seen.setdefault(name, set()).add(value)
-    return {name: next(iter(v)) for name, v in seen.items() if len(v) == 1}
-
-
-def broken_atoms(cause: Cause, present: set[tuple[str, str]]) -> list[str]:
-    return [text for text, t in zip(cause.predicate, cause.terms) if (t["feature"], t["value"]) not in present]
-
-
 # ------------------------------------------------------------------ the experiment
 
 class _Sessions:
@@ -284,7 +191,7 @@ def _candidates(failing: list[Example], oracles: dict, families: list[str], kept
             plan = oracles[nb.op].plan(nb)
             if plan.case is None:
                 continue
-            present = _facts_of_plan(plan)
+            present = facts_of_plan(plan)
             if all((name, value) in present for name, value in kept.items()):
                 out.append((plan, present))
     return out

@@ -13,7 +13,8 @@ import yaml
 
 from ..core.errors import CaseFileError
 from . import distributions, messages, source
-from .expand import MAX_CASES, Where, expand_invalid, expand_matrix
+from .expand import expand_invalid, expand_matrix
+from .fields import MAX_CASES, Where
 from .spec import AtkExecutor, Check, CoverageExemption, Limit, OpSpec, Param
 from .vocabulary import Vocabulary
 
