@@ -54,7 +54,8 @@ def build(run: dict, searches: list, reach: dict, coverage: dict | None, records
                              "chunks": dict(s.chunks), "disagreements": len(s.findings)}
     found = [f for s in searches for f in s.findings]
     return {"run": run, "ops": ops, "findings": [finding_dict(f) for f in found],
-            "causes": causes(records or [], found), "reach": reach, "model_coverage": coverage}
+            "causes": causes(records or [], found),
+            "reach": {op: {"family": run.get("family"), **r} for op, r in reach.items()}, "model_coverage": coverage}
 
 
 def write(directory: Path, doc: dict, searches: list) -> tuple[Path, Path]:
@@ -96,7 +97,7 @@ def markdown(doc: dict, searches: list) -> str:
                       "", "```yaml", f.emitted.get("text", "").rstrip(), "```"]
     lines += ["", "## Reach", ""]
     for op, r in doc["reach"].items():
-        lines += [f"### {op}", "", f"- examples: {r['examples']}; statuses: {r['statuses']}",
+        lines += [f"### {op} on {run.get('family', '?')}", "", f"- examples: {r['examples']}; statuses: {r['statuses']}",
                   f"- checks decided: {r['checks_decided']}",
                   f"- checks never decided: {', '.join(r['checks_never_decided']) or 'none'}",
                   f"- dtypes: {r['dtypes']}", f"- layouts: {r['layouts']}; formats: {r['formats']}",
