@@ -73,11 +73,12 @@ def copy_repo(target: Path) -> Path:
     for rel in tracked_files():
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, target / rel)
-    for name in ("explore",):        # this change's own new package, while it is not yet committed
-        src = REPO / "harness" / name
-        if src.is_dir():
-            shutil.copytree(src, target / "harness" / name, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+    # the harness's new modules while they are not yet in git (a change under way is what is tested)
+    untracked = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard", "--", "harness"],
+                               cwd=REPO, capture_output=True, check=True).stdout
+    for rel in (p for p in untracked.decode().split("\0") if p.endswith(".py")):
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, target / rel)
     return target
 
 

@@ -70,13 +70,14 @@ def test_a_planted_cause_is_found_exactly():
     assert t.failures == 41 and t.passing == passing
     assert len(t.causes) == 1 and not t.unexplained
     c = t.causes[0]
-    assert c.signature == "FAIL, max_rel_err on gradInput"
+    assert c.signature == "FAIL, out of tolerance on gradInput"
+    assert c.failed_metrics == {"max_rel_err": 41}
     assert c.predicate == PLANTED
     assert (c.explained, c.failures, c.passing_matched, c.precision, c.recall) == (41, 41, 0, 1.0, 1.0)
     assert c.families == ["ascend950"]
     assert len(c.cases) == 41 and all(x["family"] == "ascend950" for x in c.cases)
     text = "\n".join(t.lines())
-    assert f"cause 1 — 41 FAIL, max_rel_err on gradInput\n    {' ∧ '.join(PLANTED)}\n" in text
+    assert f"cause 1 — 41 FAIL, out of tolerance on gradInput\n    {' ∧ '.join(PLANTED)}\n" in text
     assert f"explains 41/41 of these failures; 0 of {passing:,} passing cases match" in text
 
 
@@ -182,7 +183,7 @@ def test_the_command_line(tmp_path, capsys):
     out_json = tmp_path / "causes.json"
     assert reporting_main(["triage", str(run), "--json", str(out_json)]) == 0
     printed = capsys.readouterr().out
-    assert "cause 1 — 41 FAIL, max_rel_err on gradInput" in printed and " ∧ ".join(PLANTED) in printed
+    assert "cause 1 — 41 FAIL, out of tolerance on gradInput" in printed and " ∧ ".join(PLANTED) in printed
     assert json.loads(out_json.read_text())["causes"][0]["predicate"] == PLANTED
     assert reporting_main(["triage", str(tmp_path / "nowhere")]) == 4
     err = capsys.readouterr().err.strip().splitlines()

@@ -128,6 +128,13 @@ class _Sessions:
     def get(self, family: str) -> Session:
         if family not in self.open:
             import os
+            # the SoC the run's library was for that family (a full SoC name keeps its variant);
+            # one handed over for the previous family must not be taken for this one's
+            soc = (self.identities.get(family) or {}).get("soc_name")
+            if soc:
+                os.environ[discovery.SOC_VARIABLE] = soc
+            else:
+                os.environ.pop(discovery.SOC_VARIABLE, None)
             prepare_environment(family)
             session = Session(self.dir / family, family, self.root, self.argv)
             try:

@@ -54,7 +54,8 @@ def _attr_values(value, seen: list) -> list:
 
 
 def neighbours(ex: Example, families: list[str]) -> list[Example]:
-    """Every example one change away from `ex`: a dim, an attribute, another valid group's
+    """Every example one change away from `ex`: a dim, an attribute, the rank (the batch dim dropped
+    or a batch of one added, where the op takes that rank), another valid group's
     dtype/labels/layouts/values on the same rank, another family, a defect removed."""
     facts, cfg = ex.facts, ex.config
     out: list[Example] = []
@@ -69,6 +70,11 @@ def neighbours(ex: Example, families: list[str]) -> list[Example]:
     for name, value in cfg.attrs:
         out += [replace(ex, config=cfg.with_attr(name, v)) for v in _attr_values(value, seen_attrs.get(name, []))]
     rank = len(cfg.shape)
+    ranks = {r for e in facts.envelopes_on(ex.family) for r in e.ranks}
+    if rank - 1 in ranks and len(cfg.shape) > 1:          # without the batch dim (a 3-D call of a 2-D pool)
+        out.append(replace(ex, config=replace(cfg, shape=cfg.shape[1:])))
+    if rank + 1 in ranks:                                  # with a batch of one
+        out.append(replace(ex, config=replace(cfg, shape=(1,) + cfg.shape)))
     for env in facts.envelopes_on(ex.family):
         if rank in env.ranks and (env.dtype, env.index_dtype, env.formats, env.layouts, env.values.name) != \
                 (cfg.envelope.dtype, cfg.envelope.index_dtype, cfg.envelope.formats, cfg.envelope.layouts,
@@ -95,13 +101,19 @@ CONSTANT_FACTS = ("op", "family", "kind", "dtype", "index_dtype", "rank", "forma
 
 
 def constants(records: list[dict]) -> dict[str, str]:
-    """The CONSTANT_FACTS that every record of the run shares, with their value."""
+    """The CONSTANT_FACTS that every record of the run has, with one value (a fact only some records
+    carry, such as the value class of valid cases, is not a constant of the run)."""
     seen: dict[str, set] = {}
+    carried: dict[str, int] = {}
     for rec in records:
+        names = set()
         for name, value, _cx in features.of(rec):
             if name in CONSTANT_FACTS:
                 seen.setdefault(name, set()).add(value)
-    return {name: next(iter(v)) for name, v in seen.items() if len(v) == 1}
+                names.add(name)
+        for name in names:
+            carried[name] = carried.get(name, 0) + 1
+    return {name: next(iter(v)) for name, v in seen.items() if len(v) == 1 and carried[name] == len(records)}
 
 
 def broken_atoms(cause: Cause, present: set[tuple[str, str]]) -> list[str]:

@@ -41,6 +41,8 @@ def causes_md(report: Report, shown: int = 10) -> list[str]:
                 f"cases match (precision {c.precision:.2f}, recall {c.recall:.2f})", ""]
         if c.equivalents:
             out += ["equally: " + "; ".join(f"`{_cell(e)}`" for e in c.equivalents), ""]
+        if c.failed_metrics:
+            out += ["past their threshold: " + ", ".join(f"{_cell(k)} {n}" for k, n in c.failed_metrics.items()), ""]
         out += confirmation_md(confirmed.get((c.signature, c.text)))
         out += [f"- `{_cell(x['case_id'])}` ({_cell(x['family'] or 'any')})" for x in c.cases[:shown]]
         out += [f"- … and {len(c.cases) - shown} more" if len(c.cases) > shown else "", ""]

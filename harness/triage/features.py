@@ -40,12 +40,15 @@ def _text(value) -> str:
 
 def _dim_names(rec: dict, rank: int) -> list[str]:
     """N, C, H, W from the tensors' format label where they all agree and it has one letter per
-    dim (NCHW, NCDHW, NCL); else d0, d1, ..."""
-    formats = rec.get("formats")
-    labels = set(map(str, formats.values())) if isinstance(formats, dict) else set()
+    dim (NCHW, NCDHW, NCL); else d0, d1, ... An ND label counts as the callers' label of its rank:
+    these ops read an ND tensor in that layout, so a slice such as `W mod 16 = 1` is one atom over
+    the cases labelled NCHW and ND alike (named d3 on ND ones, their failures were left unexplained)."""
+    per = rec.get("formats")
+    labels = {formats.caller_label(rank) if str(v) == "ND" else str(v) for v in per.values()} \
+        if isinstance(per, dict) else set()
     if len(labels) == 1:
         label = next(iter(labels))
-        if isinstance(label, str) and len(label) == rank and label.isalpha() and len(set(label)) == rank:
+        if label != "ND" and len(label) == rank and label.isalpha() and len(set(label)) == rank:
             return list(label)
     return [f"d{i}" for i in range(rank)]
 

@@ -72,6 +72,7 @@ class Cause:
     cases: list[dict] = field(default_factory=list)        # {case_id, family, status, reason, repro}
     # the equivalents' atoms, typed as `terms` (the run's records cannot tell them apart; an experiment can)
     alternatives: list[list[dict]] = field(default_factory=list)
+    failed_metrics: dict[str, int] = field(default_factory=dict)   # metric -> failures of the cause past it
 
     @property
     def text(self) -> str:
@@ -111,6 +112,8 @@ class Triage:
                     f"{c.passing:,} passing cases match (precision {c.precision:.2f}, recall {c.recall:.2f})"]
             if c.equivalents:
                 out.append("    equally: " + "; ".join(c.equivalents))
+            if c.failed_metrics:
+                out.append("    past their threshold: " + ", ".join(f"{k} {n}" for k, n in c.failed_metrics.items()))
             out += [f"      {x['case_id']} ({x['family'] or 'any'})" for x in c.cases[:cases]]
             if cases and len(c.cases) > cases:
                 out.append(f"      … and {len(c.cases) - cases} more")
@@ -264,7 +267,8 @@ def triage(records: list[dict], max_terms: int = MAX_TERMS) -> Triage:
                                 f_all, n, found.p, n_p, round(f_all / (f_all + found.p), 4), round(f_all / n, 4),
                                 sorted({r.get("family") or "" for r in cases} - {""}),
                                 [" ∧ ".join(a.text for a in alt) for alt in alts], [_case(r) for r in cases],
-                                [[{"feature": a.name, "value": a.value} for a in alt] for alt in alts]))
+                                [[{"feature": a.name, "value": a.value} for a in alt] for alt in alts],
+                                _metric_counts(records[i] for i in _bits(m & F))))
             left &= ~m
         if left:
             k = left.bit_count()
@@ -274,6 +278,14 @@ def triage(records: list[dict], max_terms: int = MAX_TERMS) -> Triage:
             unexplained.append(Unexplained(signature, k, why, [_case(records[i]) for i in _bits(left)]))
     causes.sort(key=lambda c: (-c.explained, c.signature, c.text))
     return Triage(F_all.bit_count(), n_p, causes, unexplained)
+
+
+def _metric_counts(failures) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for rec in failures:
+        for name in sig.metrics(rec):
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _bits(mask: int) -> list[int]:
