@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 
 from .text import printable
@@ -16,9 +17,14 @@ from .text import printable
 USAGE_ERROR = 4
 
 
+MAX_LINE = 1000
+
+
 def error_line(message: str) -> str:
-    """The one line an error prints: `ERROR: <message>` (printable, on one line)."""
-    return printable(" ".join(f"ERROR: {message}".split()))
+    """The one line an error prints: `ERROR: <message>` (printable, on one line, at most MAX_LINE
+    characters: argparse quotes a value whole, and a value can be 5,000 digits)."""
+    line = printable(" ".join(f"ERROR: {message}".split()))
+    return line if len(line) <= MAX_LINE else line[:MAX_LINE - 3] + "..."
 
 
 class Parser(argparse.ArgumentParser):
@@ -54,9 +60,44 @@ def fail(message: str) -> int:
     return USAGE_ERROR
 
 
+# A number on a command line is written as every other tool reads it: ASCII decimal. Python's
+# int() and float() also take `1_000`, Arabic-Indic or full-width digits (`١٢`, `１２`) and
+# surrounding spaces, which a shell script, C's strtol or another harness reads differently or not at
+# all (the case files refuse such forms for the same reason: harness/model/readings.py); an integer
+# is plain decimal (no leading zero: `010` is 8 to strtol(..., 0) and to YAML 1.1) and fits int64
+# (a bigger one is a typo, and SQLite, numpy and C take no more). nan and inf are words float()
+# reads: they pass here and are refused as not finite, with the option's own wording.
+_INTEGER = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_NOT_FINITE = re.compile(r"[-+]?(?:inf|infinity|nan)\Z", re.IGNORECASE)
+INT64_MAX = (1 << 63) - 1
+
+
+def decimal(text: str, integer: bool = False) -> int | float:
+    """`text` as an int (integer=True: plain decimal, within int64) or a float (ASCII decimal, with
+    an exponent if need be; nan and inf included, for the caller to refuse by name); ValueError
+    for any other form."""
+    text = str(text)
+    if integer:
+        if not _INTEGER.match(text) or not -INT64_MAX - 1 <= int(text) <= INT64_MAX:
+            raise ValueError(text)
+        return int(text)
+    if not (_FLOAT.match(text) or _NOT_FINITE.match(text)):
+        raise ValueError(text)
+    return float(text)
+
+
+def plain_int(text: str) -> int:
+    """argparse's type=int, ASCII decimal only (decimal()); still `invalid int value: 'x'` in its message."""
+    return decimal(text, integer=True)
+
+
+plain_int.__name__ = "int"
+
+
 def _number(kind, text: str, what: str):
     try:
-        value = kind(text)
+        value = decimal(text, integer=kind is int)
     except (TypeError, ValueError):
         raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
     if isinstance(value, float) and not math.isfinite(value):

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.argv import decimal
+
 MAX_AUTO_CASE_WORKERS = 8
 # an explicit --case-workers: the pool select()s on every worker's descriptors, whose
 # limit (FD_SETSIZE 1024) a thousand workers passed; 64 is far beyond any useful count per process
@@ -158,7 +160,7 @@ def plan(value: str, *, backend: str, device: str | None, distributed: bool, sin
     have nothing to run) and for a command line that names single cases (a repro line)."""
     if value != "auto":
         try:
-            number = int(value)
+            number = decimal(value, integer=True)      # ASCII decimal: not `1_0` or `١` (core/argv.py)
         except ValueError:
             number = 0
         if number < 1:

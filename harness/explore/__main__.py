@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..core import families
-from ..core.argv import Parser, fail, number, run as run_cli
+from ..core.argv import Parser, fail, number, plain_int, run as run_cli
 from ..core.errors import HarnessConfigError
 from ..core.paths import CASES_DIR, REPO_ROOT
 from .run import KINDS, explore, parse_budget
@@ -25,7 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--soc", default="ascend910b", choices=families.FAMILIES, help="SoC family (default ascend910b)")
     p.add_argument("--budget", default="10m", help="time for the whole exploration, shared by the ops (e.g. 90s, "
                                                     "10m; default 10m); a disagreement still gets its shrinking time")
-    p.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    # plain_int, not int: int() also reads `1_0`, `١` and 4,000-digit numbers (core/argv.py)
+    p.add_argument("--seed", type=plain_int, default=0, help="Hypothesis seed (default 0)")
     only = p.add_mutually_exclusive_group()
     only.add_argument("--valid-only", action="store_true", help="valid configurations only")
     only.add_argument("--invalid-only", action="store_true", help="invalid calls (1-3 defects) only")

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from ..backends.base import banner
+from ..core.argv import decimal
 from ..reporting import identity
 from . import emit, facts as facts_mod, summary
 from .reach import ModelCoverage, Reach
@@ -28,7 +29,7 @@ def parse_budget(text: str) -> float:
     scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:], None)
     number = text[:-1] if scale else text
     try:
-        value = float(number) * (scale or 1)
+        value = decimal(number) * (scale or 1)      # ASCII decimal: float() also reads `1_0` and `١٠` (core/argv.py)
     except ValueError:
         raise ValueError(f"--budget {text!r}: give seconds (90, 90s), minutes (10m) or hours (1h)") from None
     if not 0 < value < math.inf:              # nan fails both comparisons

@@ -15,6 +15,7 @@ import pytest
 
 from .. import backends
 from ..core import families
+from ..core.argv import MAX_LINE, decimal
 from ..core.errors import HarnessConfigError
 from ..execution import sizing
 from ..reporting.run import ReportSettings, add_options as add_report_options
@@ -24,9 +25,40 @@ SETTINGS = pytest.StashKey()
 DETERMINISM_LEVELS = (0, 1, 2, 3)    # ACL_OPT_DETERMINISTIC's values (acl_abi.md 3.3), TTK's --dl
 
 
+def typed(option: str, what: str | None, integer: bool = False, choices: tuple = ()):
+    """An option's argparse type: ASCII decimal (harness/core/argv.py: not `1_000`, `١٢` or ` 3`),
+    one of `choices` where given. Its refusal is a UsageError of one line: argparse's own (from
+    type=int or choices=) reaches pytest as its usage block, four lines, where every other
+    configuration error is one `ERROR:` line. argparse lets it through (it catches only ValueError
+    and TypeError) and pytest prints it as it prints every UsageError. Ranges are checked where the
+    value is read (Settings), with their own messages."""
+    def convert(text: str):
+        try:
+            value = text if what is None else decimal(text, integer)
+        except ValueError:
+            value = None
+        if value is None or (choices and value not in choices):
+            raise usage(f"{option}: must be {what or 'one of ' + ', '.join(choices)}, got {text!r}")
+        return value
+    convert.__name__ = "integer" if integer else "number"
+    return convert
+
+
+def usage(message: str) -> pytest.UsageError:
+    """The UsageError of a message, at most MAX_LINE characters (a value is quoted whole, and can be
+    5,000 digits)."""
+    return pytest.UsageError(message if len(message) <= MAX_LINE else message[:MAX_LINE - 3] + "...")
+
+
+def one_of(option: str, choices: tuple):
+    """typed() for a word: one of `choices` (argparse's choices= says a wrong one in four lines)."""
+    return typed(option, None, choices=choices)
+
+
 def add_options(parser) -> None:
     g = parser.getgroup("aclnn conformance")
-    g.addoption("--backend", default="torch", choices=backends.NAMES,
+    g.addoption("--backend", default="torch", type=one_of("--backend", backends.NAMES),
+                metavar="{" + ",".join(backends.NAMES) + "}",
                 help="device under test: 'aclnn' (CANN through ctypes; software CANN when none is installed) "
                      "or 'torch' (PyTorch on --device). Default: torch")
     g.addoption("--device", default=None,
@@ -36,7 +68,8 @@ def add_options(parser) -> None:
                 help=f"SoC family under test ({', '.join(families.FAMILIES)}). aclnn: must match the "
                      "detected SoC (default: detected). torch: selects that family's valid cases (default: any)")
     g.addoption("--report-dir", default=None, help="where results go (default: reports/<backend>-<family>)")
-    g.addoption("--tier", default="default", choices=("default", "slow", "all"),
+    g.addoption("--tier", default="default", type=one_of("--tier", ("default", "slow", "all")),
+                metavar="{default,slow,all}",
                 help="which case tiers to run (default: default; slow tiers are opt-in)")
     g.addoption("--no-sw-fallback", action="store_true",
                 help="aclnn: refuse to run on the software CANN (qualification runs on hardware)")
@@ -49,7 +82,8 @@ def add_options(parser) -> None:
                 help="aclnn: enable deterministic mode (ACL_OPT_DETERMINISTIC=1 at process and context level: "
                      "aclrtSetSysParamOpt and aclrtCtxSetSysParamOpt), and hold the library to it: every "
                      "numeric case runs twice and must give the same bits")
-    g.addoption("--determinism-level", type=int, default=None, choices=DETERMINISM_LEVELS, metavar="N",
+    g.addoption("--determinism-level", default=None, metavar="N",
+                type=typed("--determinism-level", "one of 0, 1, 2, 3", integer=True, choices=DETERMINISM_LEVELS),
                 help="aclnn: ACL_OPT_DETERMINISTIC=N at process and context level, and hold the library to its "
                      "level (TTK's --dl numbering): 0 off; 1 = --deterministic (every numeric case twice, same "
                      "bits); 2 strong consistency (the same check: a single aclnn call has no graph compile); "
@@ -67,7 +101,8 @@ def add_options(parser) -> None:
     g.addoption("--no-reexec", action="store_true",
                 help="aclnn: when the CANN's set_env.sh is not applied, stop with the file to source "
                      "instead of re-executing with it applied")
-    g.addoption("--case-timeout", type=float, default=None, metavar="SECONDS",
+    g.addoption("--case-timeout", type=typed("--case-timeout", "a finite number of seconds > 0"), default=None,
+                metavar="SECONDS",
                 help="deadline of every case (default: the case file's timeout_s, else sized from the case); "
                      "a case past it is TIMEOUT and its worker process is replaced")
     g.addoption("--case-workers", default="auto", metavar="N",
@@ -80,7 +115,8 @@ def add_options(parser) -> None:
     g.addoption("--resume", default=None, metavar="DIR",
                 help="finish an interrupted run: run only the cases without a final record in DIR's journal "
                      "(DIR is the report directory of that run)")
-    g.addoption("--keep-previous", type=int, default=5, metavar="N",
+    g.addoption("--keep-previous", type=typed("--keep-previous", "an integer >= 0", integer=True), default=5,
+                metavar="N",
                 help="a new run moves the last one's results to <report-dir>/previous/<run id>/; keep the "
                      "newest N of those (default 5; 0 keeps none)")
     g.addoption("--atk", action="append", default=[], metavar="PATH",
@@ -127,7 +163,7 @@ class Settings:
         try:
             family = families.check_family(get("soc")) if get("soc") else None
         except families.UnknownSocError as e:
-            raise pytest.UsageError(str(e)) from None
+            raise usage(str(e)) from None
         timeout = get("case_timeout")
         if timeout is not None and not (0 < timeout < math.inf):      # nan fails both comparisons
             raise pytest.UsageError(f"--case-timeout: must be a finite number of seconds > 0, got {timeout:g}")
@@ -136,7 +172,7 @@ class Settings:
         try:
             report = ReportSettings.from_options(get)
         except HarnessConfigError as e:
-            raise pytest.UsageError(str(e)) from None
+            raise usage(str(e)) from None
         level = _determinism_level(get("deterministic"), get("determinism_level"))
         workers = _case_workers(config)
         return cls(get("backend"), get("device"), family, get("no_sw_fallback"), level >= 1, get("tier"),
@@ -185,4 +221,4 @@ def _case_workers(config) -> sizing.Plan:
                            distributed=hasattr(config, "workerinput") or config.getoption("dist", "no") != "no",
                            single_case=any("::" in str(arg) for arg in config.args), tier=config.getoption("tier"))
     except ValueError as e:
-        raise pytest.UsageError(str(e)) from None
+        raise usage(str(e)) from None

@@ -21,7 +21,7 @@ from . import history_cli, perf_baseline, perf_gate, perf_summary
 from .identity import opapi_hash
 from .runs import CONFIRM_JSON, Problem, Report, load_run
 from ..triage import triage as report_causes
-from ..core.argv import Parser, fail, number, run as run_cli
+from ..core.argv import Parser, fail, number, plain_int, run as run_cli
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
 from ..core.text import say as _say
@@ -317,9 +317,10 @@ def main(argv=None) -> int:
     w = sub.add_parser("sweep", help="run the family x shard job matrix as separate processes, then merge")
     w.add_argument("-o", "--out", required=True)
     w.add_argument("--families", required=True, help="comma-separated SoC families")
-    w.add_argument("--shards", type=int, default=2)
+    # plain_int, not int: int() also reads `1_0` and `١` (core/argv.py); sweep.check says their range
+    w.add_argument("--shards", type=plain_int, default=2)
     w.add_argument("--backend", default="aclnn")
-    w.add_argument("--parallel", type=int, default=1, help="jobs at once (default 1)")
+    w.add_argument("--parallel", type=plain_int, default=1, help="jobs at once (default 1)")
     w.add_argument("--previous", help="last night's merged report directory")
     w.add_argument("--gate", help="baseline file or directory")
     w.add_argument("--db", help="results store: each job ingests its run when it ends, the merge any it missed")

@@ -22,9 +22,8 @@ A mistake in a baseline file is one line naming the file and the field (Baseline
 """
 from __future__ import annotations
 
-import json
-import math
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,8 +31,8 @@ import yaml
 
 from ..core import families as families_mod
 from ..backends import NAMES as BACKENDS
-from ..core.errors import HarnessConfigError
 from ..core.status import Status
+from .baseline_file import BaselineError, read_document
 
 KINDS = ("fails", "flakes", "skips")
 _EXPECTABLE = ("FAIL", "CRASH", "TIMEOUT", "MISSING")
@@ -54,7 +53,7 @@ PERF_KIND = "perf"
 # a schema, and a NaN tolerance once gated nothing); each launch time finite and > 0 (_check_samples:
 # a schema would walk every sample of every case, fifty times slower than the check).
 _TOLERANCE = {"type": "number", "minimum": 0}
-_SHA256 = {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"}
+_SHA256 = {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$", "maxLength": 64}    # `$` passes a final "\n"
 _OPT_TEXT = {"type": ["string", "null"]}
 _PERF_ENTRY = {"type": "object", "additionalProperties": False, "required": ["timing", "samples_ms"],
                "properties": {"timing": {"type": "string", "minLength": 1},
@@ -78,7 +77,8 @@ _MEASURED = {"type": "object",
                             "libraries": {"type": "object", "additionalProperties": {"type": "string"}},
                             "switches": {"type": "object", "additionalProperties": {"type": "string"}}}}
 _PERF_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["kind", "target", "measured", "cases"],
-                "properties": {"kind": {"const": PERF_KIND}, "version": {"enum": [1, 2]},     # absent: 1
+                "properties": {"kind": {"const": PERF_KIND},
+                               "version": {"type": "integer", "enum": [1, 2]},     # absent: 1
                                "target": _TARGET, "note": {"type": "string"},
                                "measured": _MEASURED, "benchmark": {"type": "boolean"},
                                "tolerance": _TOLERANCE,
@@ -88,23 +88,9 @@ _PERF_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["k
 _YAML11_BOOLS = ("yes", "no", "on", "off", "y", "n")
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, except that only true/false are booleans: YAML 1.1's yes/no/on/off
-    stay text (as YAML 1.2 reads them), so that `benchmark: no` is refused by the schema as the
-    case files refuse `ceilMode: no`, instead of meaning false to PyYAML and text to other tools."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                              list("tTfF"))
-
-
-class BaselineError(HarnessConfigError):
-    """A malformed or inapplicable baseline. str() is one line naming the file and field."""
-
-
+# Bounded as a case file is (model/source.py; tests/input_fuzz.py): deeper nesting was a RecursionError
+# traceback, a kilobyte of aliases kept the checks walking for a minute, and of a key given twice the
+# first value was silently lost (a case's launch times, a target).
 @dataclass(frozen=True)
 class Target:
     backend: str
@@ -176,37 +162,17 @@ class Baseline:
         return out
 
 
-def read_document(path: Path) -> dict:
-    """A baseline file's document: YAML, or JSON (a perf baseline; JSON is YAML too, but the json
-    module reads megabytes of samples fifty times faster)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise BaselineError(f"{path}: cannot read baseline: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise BaselineError(f"{path}: not UTF-8 text") from None
-    if text.lstrip().startswith("{"):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            pass                       # a YAML flow mapping: YAML says what is wrong with it
-    try:
-        return yaml.load(text, Loader=_Loader)       # noqa: S506 - a SafeLoader
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        what = getattr(e, "problem", None) or str(e).splitlines()[0]     # a reader error has no `problem`
-        raise BaselineError(f"{path}:{where} not valid YAML: {what}") from None
-
-
 def is_perf(doc) -> bool:
     return isinstance(doc, dict) and doc.get("kind") == PERF_KIND
 
 
 def _validate(path: Path, doc, schema: dict) -> None:
     import jsonschema      # here, not at import: a run without a baseline never needs it (0.05 s at start-up)
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    # JSON Schema's "integer" includes 2.0 and its enum [1, 2] too: refused, as a case file refuses them
+    integers = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, x: isinstance(x, int) and not isinstance(x, bool))
+    validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=integers)
+    errors = sorted(validator(schema).iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
@@ -219,8 +185,9 @@ def _validate(path: Path, doc, schema: dict) -> None:
 
 def _not_finite(doc, where: str = "") -> str | None:
     """The field of the first number in `doc` that is not finite (NaN, +-Infinity), else None."""
-    if isinstance(doc, float):
-        return None if math.isfinite(doc) else (where or "(top level)")
+    if isinstance(doc, (float, int)) and not isinstance(doc, bool):
+        # also an integer past a float's range (JSON's 1e400 written out): the gate's float() raised OverflowError
+        return None if abs(doc) <= sys.float_info.max else (where or "(top level)")
     if isinstance(doc, dict):
         items = ((f"{where}.{k}" if where else str(k), v) for k, v in doc.items())
     elif isinstance(doc, list):
@@ -233,7 +200,8 @@ def _not_finite(doc, where: str = "") -> str | None:
 def _check_numbers(path: Path, doc) -> None:
     bad = _not_finite(doc)
     if bad:
-        raise BaselineError(f"{path}: field {bad!r}: must be a finite number (not NaN or Infinity)")
+        raise BaselineError(f"{path}: field {bad!r}: must be a finite number (not NaN or Infinity, nor beyond "
+                            "a float's range)")
 
 
 def _check_samples(path: Path, doc: dict) -> None:

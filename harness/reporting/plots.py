@@ -236,8 +236,10 @@ def gate_ratios(points: list[tuple[str, float, float, float, float]], against: s
     ax.set_yscale("log")
     verdicts = [points[i][0] for i in order]
     ratio = np.array([points[i][1] for i in order])
-    lo = np.array([points[i][2] for i in order])
-    hi = np.array([points[i][3] for i in order])
+    # the interval is the ratio's own, but a ratio judged against the slowest plausible baseline run
+    # (perf_runs) may sit outside it: the bar then reaches from the interval to the point
+    lo = np.minimum(np.array([points[i][2] for i in order]), ratio)
+    hi = np.maximum(np.array([points[i][3] for i in order]), ratio)
     limit = np.array([points[i][4] for i in order])
     for name in sorted(set(verdicts)):
         mine = np.array([v == name for v in verdicts])

@@ -14,6 +14,7 @@ from . import shard as shard_mod, utilisation
 from .gate import is_gate_failure
 from .recorder import Recorder
 from ..target import Target
+from ..core.argv import decimal
 from ..core.status import Status
 from ..core.text import printable
 
@@ -26,7 +27,8 @@ def add_options(group) -> None:
                     help="baseline file or directory (files picked by target: backend + family [+ CANN version]); "
                          "exit non-zero only on new failures, crashes, timeouts, missing cases or stale baseline "
                          "entries (UNEXPECTED_PASS)")
-    group.addoption("--reruns", type=int, default=0, metavar="N",
+    # no argparse type: its refusal of `--reruns x` is pytest's four-line usage block (from_options says it in one)
+    group.addoption("--reruns", default=0, metavar="N",
                     help="rerun a failing case up to N times; a case that then passes is a FLAKE")
     group.addoption("--shard", default=None, metavar="i/n",
                     help="run shard i of n (1-based) of the selected cases: deterministic, interleaved")
@@ -76,13 +78,18 @@ class ReportSettings:
             bl.load_dir(Path(gate))                          # the same for each file of a directory
         elif gate:
             raise bl.BaselineError(f"--gate {gate}: baseline file or directory not found")
-        if getoption("reruns") < 0:
+        rerun_count = getoption("reruns")
+        try:
+            rerun_count = decimal(rerun_count, integer=True) if isinstance(rerun_count, str) else rerun_count
+        except ValueError:
+            raise shard_mod.ShardError(f"--reruns: must be an integer >= 0, got {rerun_count!r}") from None
+        if rerun_count < 0:
             raise shard_mod.ShardError("--reruns: must be >= 0")
         db = getoption("db")
         if db is not None:       # the URL's form only: whether the store answers is the end of the run's business
             from ..history import parse_url
             parse_url(db)
-        return cls(gate, getoption("reruns"), shard, durations, getoption("dump_failures") or getoption("dump_all"),
+        return cls(gate, rerun_count, shard, durations, getoption("dump_failures") or getoption("dump_all"),
                    not getoption("no_html"), _absolute(getoption("report_dir")), getoption("dump_all"), db)
 
 

@@ -13,6 +13,7 @@ import json
 import statistics
 from pathlib import Path
 
+from ..core.argv import decimal
 from ..core.errors import HarnessConfigError
 from .records import RESULTS, ResultsError, read_records
 
@@ -26,7 +27,7 @@ def parse(text: str) -> tuple[int, int]:
     if not str(text).strip():
         raise ShardError("--shard: an empty value (an unset variable in the calling script?); expected i/n, e.g. 1/4")
     try:
-        i, n = (int(x) for x in str(text).split("/"))
+        i, n = (decimal(x, integer=True) for x in str(text).split("/"))     # not `1_0`, `١` (core/argv.py)
     except ValueError:
         raise ShardError(f"--shard {text!r}: expected i/n, e.g. 1/4") from None
     if not (n >= 1 and 1 <= i <= n):

@@ -28,6 +28,11 @@ class SweepError(HarnessConfigError):
     """A bad sweep argument; str() is one line naming the option and the value."""
 
 
+# A job (a pytest process) per family and shard, listed in memory and in the manifest before any
+# starts: `--shards 20000000000` (a typo for 2) built that list until the machine ran out of memory.
+MAX_SHARDS = 1000
+
+
 def check(families: list[str], shards: int, parallel: int, gate: str | None = None, backend: str = "aclnn") -> None:
     """Every argument, before any job starts: a typo in the last family, or a baseline the merge
     would refuse, must not surface after the jobs have run for an hour (and --shards 0 would run
@@ -44,6 +49,8 @@ def check(families: list[str], shards: int, parallel: int, gate: str | None = No
         raise SweepError(f"--families: {', '.join(twice)} given twice")
     if shards < 1:
         raise SweepError(f"--shards: must be >= 1, got {shards}")
+    if shards > MAX_SHARDS:
+        raise SweepError(f"--shards: at most {MAX_SHARDS} (a job each, per family), got {shards}")
     if parallel < 1:
         raise SweepError(f"--parallel: must be >= 1, got {parallel}")
     if gate:
