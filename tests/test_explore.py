@@ -174,6 +174,13 @@ def test_a_golden_past_the_standards_resolution_is_not_judged():
                       {"g": torch.tensor([0.5, 5315.68])}).startswith("past the standard's resolution")
     assert resolution("single_bm_high_precision", "float32", {"g": torch.tensor([0.5, 26.4555])},
                       {"g": torch.tensor([0.5, 45.0])}) == ""
+    # MERE/MARE hold each element to its own value: 2^-25 in fp16 is a tie that a correctly rounding
+    # kernel stores as 0 (half the smallest subnormal), 0.23 off by |a - g| / (|g| + 1e-7) (found by
+    # --confirm's new cases: AvgPool2d fp16 `subnormal` on 910b); ordinary values stay judged
+    assert resolution("mere_mare", "float16", {"g": torch.tensor([0.5, 2.0 ** -25])}).startswith("past the standard")
+    assert resolution("mere_mare", "float16", {"g": torch.tensor([0.5, 3e-3, -7.25])}) == ""
+    assert resolution("mere_mare", "float32", {"g": torch.tensor([1e-30, 0.5])}) == ""
+    assert float(oracle_mod._ulps(torch.tensor([2.0 ** -25]), torch.float16)) == 2.0 ** -24
 
 
 @pytest.mark.parametrize("dtype, shape, attrs", [
