@@ -35,7 +35,7 @@ from ..triage import features, signature as sig
 from ..triage.search import PRECISION, RECALL, Cause, Triage
 from . import emit, facts as facts_mod
 from .example import Example
-from .neighbours import broken_atoms, constants, example_of, facts_of_plan, neighbours
+from .neighbours import broken_atoms, candidates_of, constants, example_of, facts_of_plan, simplest
 from .oracle import Oracle, Plan
 from .search import Finding, reductions, signature as explore_signature
 from .session import Session, prepare_environment
@@ -157,64 +157,50 @@ def _fails_as(record: dict, signature: str) -> bool:
     return sig.is_failing(record) and sig.of(record) == signature
 
 
-def _simplest(examples: list[Example]) -> list[Example]:
-    def size(ex):
-        n = 1
-        for d in ex.config.shape:
-            n *= max(d, 0)
-        return (n, len(ex.defects), ex.config.envelope.simplicity)
-    return sorted(examples, key=size)
-
-
-def _pick(cands: list[tuple[Plan, list[str]]], n: int, rng: random.Random, spread: bool) -> list[tuple[Plan, list[str]]]:
-    """n of the candidates, drawn by the seed; with `spread`, near misses first, one broken atom
-    after another (round robin), then the rest."""
+def _ordered(cands: list[tuple], rng: random.Random, spread: bool) -> list[tuple]:
+    """The candidates in the order they are tried, drawn by the seed; with `spread`, near misses
+    first, one broken atom after another (round robin), then the rest."""
     cands = cands[:]
     rng.shuffle(cands)
     if not spread:
-        return cands[:n]
+        return cands
     by_atom: dict[str, list] = {}
     rest = []
     for c in cands:
         (by_atom.setdefault(c[1][0], []) if len(c[1]) == 1 else rest).append(c)
     out: list = []
-    while len(out) < n and any(by_atom.values()):
+    while any(by_atom.values()):
         for atom in sorted(by_atom):
-            if by_atom[atom] and len(out) < n:
+            if by_atom[atom]:
                 out.append(by_atom[atom].pop())
-    return out + rest[:n - len(out)]
+    return out + rest
 
 
-def _candidates(failing: list[Example], oracles: dict, families: list[str], kept: dict[str, str]) -> list[tuple]:
-    """(plan, the triage facts of its case) of every runnable neighbour of the cause's simplest
-    failures that keeps what the whole run kept constant."""
-    known = {ex.key for ex in failing}
-    out = []
-    for seed_ex in _simplest(failing)[:SEEDS_PER_CAUSE]:
-        for nb in neighbours(seed_ex, families):
-            if nb.key in known:
-                continue
-            known.add(nb.key)
-            plan = oracles[nb.op].plan(nb)
-            if plan.case is None:
-                continue
-            present = facts_of_plan(plan)
-            if all((name, value) in present for name, value in kept.items()):
-                out.append((plan, present))
-    return out
-
-
-def _test(signature: str, texts: list[str], terms: list[dict], candidates: list[tuple], run, per_side: int,
-          seed: int) -> tuple[list[Trial], str, str]:
-    """One predicate put to the test: (its trials, verdict, why)."""
+def _test(signature: str, texts: list[str], terms: list[dict], candidates: list[tuple], planned, kept: dict,
+          run, per_side: int, seed: int) -> tuple[list[Trial], str, str]:
+    """One predicate put to the test: (its trials, verdict, why). Candidates are planned lazily, in
+    the order their probe facts put them (inside, outside near misses first), and sorted again by
+    their planned case's facts, until each side has `per_side`."""
     probe = SimpleNamespace(predicate=texts, terms=terms)
-    inside, outside = [], []
-    for plan, present in candidates:
-        broken = broken_atoms(probe, present)
-        (outside if broken else inside).append((plan, broken))
     rng = random.Random(f"{seed}:{signature}:{' ∧ '.join(texts)}")
+    first = [(ex, broken_atoms(probe, present)) for ex, present in candidates]
+    order = _ordered([c for c in first if not c[1]], rng, False) + _ordered([c for c in first if c[1]], rng, True)
+    sides: dict[str, list] = {"inside": [], "outside": []}
+    for ex, _guess in order:
+        if all(len(v) >= per_side for v in sides.values()):
+            break
+        plan = planned(ex)
+        if plan.case is None:
+            continue
+        present = facts_of_plan(plan)
+        if any((name, value) not in present for name, value in kept.items()):
+            continue            # it left what the whole run held constant (a call phase 1 refuses)
+        broken = broken_atoms(probe, present)
+        side = sides["outside" if broken else "inside"]
+        if len(side) < per_side:
+            side.append((plan, broken))
     trials = []
-    for side, chosen in (("inside", _pick(inside, per_side, rng, False)), ("outside", _pick(outside, per_side, rng, True))):
+    for side, chosen in sides.items():
         for plan, broken in chosen:
             record = run(plan)
             got = sig.of(record) if sig.is_failing(record) else None
@@ -232,11 +218,17 @@ def confirm_cause(number: int, cause: Cause, failing: list[Example], oracles: di
     """The cause's predicate put to the test; where the experiment refutes it, each predicate the run's
     records could not tell from it (its equivalents) in turn, until one is confirmed."""
     conf = Confirmation(number, cause.signature, cause.text)
-    candidates = _candidates(failing, oracles, families, kept or {})
+    candidates = candidates_of(failing, families, SEEDS_PER_CAUSE)
     if not candidates:
-        conf.why = "no new case could be made around its failures (every neighbour is skipped by the oracle)"
+        conf.why = "no new case could be made around its failures"
         return conf
     ran: dict[tuple[str, str], dict] = {}
+    plans: dict[str, Plan] = {}
+
+    def planned(ex: Example) -> Plan:        # planned once, whichever predicate asks
+        if ex.key not in plans:
+            plans[ex.key] = oracles[ex.op].plan(ex)
+        return plans[ex.key]
 
     def run(plan: Plan) -> dict:            # a case already run for another predicate is not run again
         key = (plan.example.family, plan.case.id)
@@ -247,7 +239,7 @@ def confirm_cause(number: int, cause: Cause, failing: list[Example], oracles: di
     options = [(cause.predicate, cause.terms)]
     options += [([features.atom_text(t["feature"], t["value"]) for t in alt], alt) for alt in cause.alternatives]
     for texts, terms in options:
-        trials, verdict, why = _test(cause.signature, texts, terms, candidates, run, per_side, seed)
+        trials, verdict, why = _test(cause.signature, texts, terms, candidates, planned, kept or {}, run, per_side, seed)
         text = " ∧ ".join(texts)
         conf.tried.append({"predicate": text, "verdict": verdict, "why": why,
                            "inside": _share(trials, "inside"), "outside": _share(trials, "outside")})
@@ -288,7 +280,7 @@ def _verdict(ins: list[Trial], outs: list[Trial]) -> tuple[str, str]:
 def _shrink(cause: Cause, failing: list[Example], oracles: dict, sessions: _Sessions, out_dir: Path, log) -> dict | None:
     """Greedy reductions of the cause's simplest failure while it still fails with the cause's
     signature; then its YAML group and C reproducer."""
-    ex = _simplest(failing)[0]
+    ex = simplest(failing)[0]
     oracle = oracles[ex.op]
     plan = oracle.plan(ex)
     if plan.case is None:
@@ -322,12 +314,26 @@ def _shrink(cause: Cause, failing: list[Example], oracles: dict, sessions: _Sess
                                                          ("yaml", "text", "repro", "c_repro", "reproduced", "problem")}}
 
 
+def _facts_of_causes(result: Triage, by_key: dict, cases_dir: Path) -> list:
+    """The facts of the ops the causes' failures belong to, each case file read once: the file a
+    record's node id names, where it lies in `cases_dir` (reading all of them costs seconds)."""
+    files = set()
+    for cause in result.causes:
+        for x in cause.cases:
+            nodeid = str((by_key.get((x["case_id"], x["family"])) or {}).get("nodeid") or "")
+            path = cases_dir / Path(nodeid.partition("::")[0]).name
+            if not nodeid or not path.is_file():
+                return facts_mod.find(cases_dir, None)      # a record that does not say: every case file
+            files.add(path)
+    return [facts_mod.load(str(p)) for p in sorted(files)]
+
+
 def confirm(records: list[dict], result: Triage, identities: dict[str, dict], *, cases_dir: Path, root: Path,
             out_dir: Path, argv: list[str], per_side: int = PER_SIDE, seed: int = 0, log=print) -> list[Confirmation]:
     """Test every cause of `result` (the triage of `records`) by experiment; `identities`: family ->
     the identity of the run that tested it (its library and switches must be this process's)."""
     by_key = {(r.get("case_id"), r.get("family") or ""): r for r in records if isinstance(r, dict)}
-    all_facts = {f.name: f for f in facts_mod.find(cases_dir, None)}
+    all_facts = {f.name: f for f in _facts_of_causes(result, by_key, Path(cases_dir))}
     oracles = {name: Oracle(f) for name, f in all_facts.items()}
     cases = {name: {c.id: c for c in f.cases} for name, f in all_facts.items()}
     sessions = _Sessions(Path(out_dir) / "sessions", root, argv, identities, log)

@@ -4,6 +4,7 @@ triage's own features from the record the case will make."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 from ..core import formats as formats_mod
 from ..model import Case
@@ -11,7 +12,7 @@ from ..reporting import records as rec_mod
 from ..triage import features
 from ..triage.search import Cause
 from . import facts as facts_mod
-from .example import Config, Defect, Example
+from .example import Config, Defect, Example, invalid_case, valid_case
 from .oracle import Plan
 
 
@@ -118,3 +119,33 @@ def constants(records: list[dict]) -> dict[str, str]:
 
 def broken_atoms(cause: Cause, present: set[tuple[str, str]]) -> list[str]:
     return [text for text, t in zip(cause.predicate, cause.terms) if (t["feature"], t["value"]) not in present]
+
+
+def simplest(examples: list[Example]) -> list[Example]:
+    """Smallest first: fewest elements, then fewest defects, then the plainest envelope."""
+    def size(ex):
+        n = 1
+        for d in ex.config.shape:
+            n *= max(d, 0)
+        return (n, len(ex.defects), ex.config.envelope.simplicity)
+    return sorted(examples, key=size)
+
+
+def _probe_facts(ex: Example) -> set[tuple[str, str]]:
+    """The triage facts of the case an example would become, without asking the oracle (whose golden
+    costs milliseconds an example): the expected check of an invalid one is left out."""
+    case = invalid_case(ex, 0, None) if ex.defects else valid_case(ex)
+    return facts_of_plan(SimpleNamespace(case=case, example=ex))
+
+
+def candidates_of(failing: list[Example], families: list[str], seeds: int = 3) -> list[tuple[Example, set]]:
+    """(example, its facts as far as known before planning) of every neighbour of the cause's
+    simplest failures."""
+    known = {ex.key for ex in failing}
+    out = []
+    for seed_ex in simplest(failing)[:seeds]:
+        for nb in neighbours(seed_ex, families):
+            if nb.key not in known:
+                known.add(nb.key)
+                out.append((nb, _probe_facts(nb)))
+    return out
