@@ -108,3 +108,24 @@ def test_report_html_shows_the_integer_phase1_status():
     assert not _invalid([rec]), _invalid([rec])
     page = html.render(Report("t", [Run("d", {"backend": "aclnn", "family": "ascend910b"}, [rec])], [rec]))
     assert "status 0 (expected 0)" in page and "status FAIL" not in page
+
+
+def test_the_case_facts_are_declared_once_and_a_rebuilt_record_keeps_them_all():
+    """FACT_KEYS is CaseFacts' keys and the schema documents each; a record rebuilt from another
+    (facts_in, as a harness error around a judged case does) keeps every fact, the perf gate's
+    tolerance of a case's group too (it used to be added outside facts_of, and dropped)."""
+    from typing import get_type_hints
+    assert rec_mod.FACT_KEYS == tuple(get_type_hints(rec_mod.CaseFacts))
+    assert set(rec_mod.FACT_KEYS) <= set(SCHEMA["properties"]), set(rec_mod.FACT_KEYS) - set(SCHEMA["properties"])
+    from harness import operators
+    _op, cases = operators.load_case_file(REPO / "cases" / "avg_pool2d_backward.yaml")
+    from dataclasses import replace
+    timed = replace(cases[0], perf={"tolerance": 0.2})        # a group's `perf: {tolerance: 0.2}`
+    facts = rec_mod.facts_of(timed, "cases/avg_pool2d_backward.yaml::x")
+    assert facts["perf_tolerance"] == timed.perf["tolerance"]
+    props = {"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2", "simulated": "true"}
+    first = rec_mod.not_run(facts, Status.SKIP, "skipped by a baseline", rec_mod.Context(props))
+    again = rec_mod.not_run(rec_mod.facts_in(first), Status.FAIL, "harness error: x", rec_mod.Context(props))
+    assert {k: again.get(k) for k in rec_mod.FACT_KEYS} == {k: first.get(k) for k in rec_mod.FACT_KEYS}
+    assert not _invalid([first, again]), _invalid([first, again])
+

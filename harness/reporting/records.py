@@ -11,6 +11,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from ..core import jsonsafe
 from ..core.jsonsafe import jsonable
@@ -208,16 +209,39 @@ def record_identity(props: dict) -> dict:
     return {k: props[k] for k in RECORD_IDENTITY if k in props}
 
 
-def facts_of(case, nodeid: str, deviation: str | None = None) -> dict:
+class CaseFacts(TypedDict, total=False):
+    """What a record says about its case (facts_of), declared once: FACT_KEYS is its keys, so a
+    record rebuilt from another (facts_in: a harness error around a judged case) keeps every one."""
+    case_id: str
+    nodeid: str
+    op: str
+    group: str
+    kind: str
+    tier: str
+    dtype: str
+    index_dtype: str | None
+    shape: list[int]
+    attrs: dict
+    layouts: dict
+    formats: dict
+    check: str | None
+    note: str | None
+    deviation: str | None
+    perf_tolerance: float           # only where the case's group gives the perf gate a tolerance
+
+
+FACT_KEYS = tuple(CaseFacts.__annotations__)
+
+
+def facts_of(case, nodeid: str, deviation: str | None = None) -> CaseFacts:
     """What a record says about its case: enough to select and group cases without parsing ids."""
-    return {"case_id": case.id, "nodeid": nodeid, "op": case.op.name, "group": case.group, "kind": case.kind,
-            "tier": case.tier, "dtype": case.dtype, "index_dtype": case.index_dtype, "shape": list(case.shape),
-            "attrs": jsonable(case.call_attrs), "layouts": dict(case.layouts), "formats": dict(case.formats),
-            "check": case.check, "note": case.note, "deviation": deviation}
-
-
-FACT_KEYS = ("case_id", "nodeid", "op", "group", "kind", "tier", "dtype", "index_dtype", "shape", "attrs",
-             "layouts", "formats", "check", "note", "deviation")
+    facts = CaseFacts(case_id=case.id, nodeid=nodeid, op=case.op.name, group=case.group, kind=case.kind,
+                      tier=case.tier, dtype=case.dtype, index_dtype=case.index_dtype, shape=list(case.shape),
+                      attrs=jsonable(case.call_attrs), layouts=dict(case.layouts), formats=dict(case.formats),
+                      check=case.check, note=case.note, deviation=deviation)
+    if (case.perf or {}).get("tolerance") is not None:
+        facts["perf_tolerance"] = case.perf["tolerance"]
+    return facts
 
 
 def facts_in(rec: dict) -> dict:

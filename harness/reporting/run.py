@@ -197,8 +197,6 @@ class RunReporting:
         case within `deadline_s` per attempt."""
         deviation = case.deviation_on(props.get("backend", ""), props.get("family") or None)
         facts = rec_mod.facts_of(case, nodeid, deviation.reason if deviation else None)
-        if (case.perf or {}).get("tolerance") is not None:        # the perf gate's, from the case's group
-            facts["perf_tolerance"] = case.perf["tolerance"]
         skip = self.baseline_skip(case, props)
         if skip:
             return rec_mod.not_run(facts, Status.SKIP, skip, rec_mod.Context(props))
