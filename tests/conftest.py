@@ -17,13 +17,6 @@ for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_
     os.environ.pop(_name, None)
 
 
-def pytest_collection_modifyitems(items):
-    """The `long` tests first, in their order, then the rest in theirs: xdist hands out the first
-    items round robin, so the two workers start on the longest and finish together, instead of one
-    worker meeting a four-minute test near the end while the other waits (longest first)."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
-
-
 @pytest.fixture(autouse=True)
 def _timing_room(request, tmp_path_factory):
     """Tests marked `timing` run alone (tests/timing_room.py). Under xdist the base temp directory

@@ -25,8 +25,6 @@ import yaml
 
 from tests import swenv
 
-pytestmark = pytest.mark.long          # collected first: tests/conftest.py
-
 REPO = Path(__file__).resolve().parent.parent
 ADDED = Path(__file__).resolve().parent / "added_families"
 FAMILIES = sorted(p.name for p in ADDED.iterdir() if (p / "platform.yaml").is_file()) if ADDED.is_dir() else []

@@ -35,8 +35,6 @@ import pytest
 from tests import pg_cluster, swenv
 from tests.test_binding import needs_swcann
 
-pytestmark = pytest.mark.long          # collected first: tests/conftest.py
-
 REPO = Path(__file__).resolve().parents[1]
 NIGHTS = 30
 DRIFT_FROM, FAULT_FROM, DIGEST_FROM, FLAKE_EVERY = 10, 17, 22, 5

@@ -463,7 +463,6 @@ def test_a_regression_the_gate_found_is_perf_and_a_failed_timed_launch_is_relaun
     assert classify(failed).cls == "RELAUNCH"
 
 
-@pytest.mark.long          # collected first: tests/conftest.py
 @needs_swcann
 def test_faultscore_finds_a_perf_fault_through_the_gate_and_not_where_it_does_not_act(tmp_path, monkeypatch):
     """perf_workspace_rezero (every one of the 48 cores clears the whole workspace) on its entry's
@@ -574,7 +573,6 @@ def test_a_perf_group_is_timed_in_every_run_and_gated_with_its_own_tolerance(tmp
 
 # ---------------------------------------------------------------- a slower kernel planted by hand
 
-@pytest.mark.long          # collected first: tests/conftest.py
 @needs_swcann
 def test_a_planted_slower_kernel_is_flagged_and_a_small_change_is_not(tmp_path):
     """MaxUnpool3d's kernel made to do 15 of its 49 planes again is a regression on each of its

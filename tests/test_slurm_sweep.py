@@ -31,7 +31,6 @@ FAMILIES = ("ascend910b", "ascend950")
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "scontrol")
 
 pytestmark = [
-    pytest.mark.long,               # collected first: tests/conftest.py
     pytest.mark.skipif(any(shutil.which(d) is None for d in DAEMONS),
                        reason="Slurm is not installed (Debian: apt-get install slurm-wlm; .ci/run installs it)"),
     pytest.mark.skipif(os.geteuid() != 0, reason="slurmd starts the sweep's tasks as root here (CI runs as root)"),

@@ -106,7 +106,6 @@ def test_its_cases_pass_on_the_torch_backend(copy, op):
         statuses
 
 
-@pytest.mark.long          # collected first: tests/conftest.py
 def test_every_test_that_loops_over_ops_passes_with_them(copy):
     """The project's own gates take the new ops in (their goldens against their loop references, the
     software CANN's exports, coverage, traceability, per-axis and size limits, deviations, their spec

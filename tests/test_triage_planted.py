@@ -19,9 +19,8 @@ from tests import triage_bugs as tb
 
 REPO = Path(__file__).resolve().parents[1]
 
-pytestmark = [pytest.mark.long,           # collected first: tests/conftest.py
-              pytest.mark.skipif(not (REPO / ".git").exists(),
-                                 reason="needs a git checkout to know which files the repository holds")]
+pytestmark = pytest.mark.skipif(not (REPO / ".git").exists(),
+                                reason="needs a git checkout to know which files the repository holds")
 
 
 def _run(bugs: tuple, tiers: tuple, tmp_path: Path, confirm: bool) -> tuple[list[dict], dict]:
