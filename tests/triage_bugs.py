@@ -23,7 +23,7 @@ from harness.triage import features, signature as sig
 from tests import planted_bugs, swenv
 from tests.planted_bugs import Bug
 
-PER_SIDE = 6            # --confirm-cases: new cases run on each side of a predicate
+PER_SIDE = 4            # --confirm-cases: new cases run on each side of a predicate (near misses first)
 
 
 @dataclass(frozen=True)
