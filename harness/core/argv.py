@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from .text import printable
+from .text import clipped, printable
 
 USAGE_ERROR = 4
 
@@ -23,8 +23,7 @@ MAX_LINE = 1000
 def error_line(message: str) -> str:
     """The one line an error prints: `ERROR: <message>` (printable, on one line, at most MAX_LINE
     characters: argparse quotes a value whole, and a value can be 5,000 digits)."""
-    line = printable(" ".join(f"ERROR: {message}".split()))
-    return line if len(line) <= MAX_LINE else line[:MAX_LINE - 3] + "..."
+    return clipped(printable(" ".join(f"ERROR: {message}".split())), MAX_LINE)
 
 
 class Parser(argparse.ArgumentParser):

@@ -1,7 +1,7 @@
 """Errors the harness reports to users in one line (never a traceback)."""
 from __future__ import annotations
 
-from .text import printable
+from .text import clipped, printable
 
 # A case file can put anything into a message (a group name that is a 10 MB list, a key
 # with newlines, an escape sequence): each part is cut to a bounded length and kept on one
@@ -10,8 +10,7 @@ _LIMITS = {"path": 300, "group": 80, "field": 160, "message": 400}
 
 
 def _one_line(text: str, limit: int) -> str:
-    text = printable(" ".join(str(text).split()))
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return clipped(printable(" ".join(str(text).split())), limit)
 
 
 class CaseFileError(Exception):

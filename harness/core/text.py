@@ -22,6 +22,12 @@ def _escape(ch: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+def clipped(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, "..." saying where (a message can quote a value
+    of megabytes)."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def say(lines) -> None:
     """Print lines that carry case ids, reasons and messages, each as one printable line (the
     command lines' output)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ..core.text import clipped
+
 _EXPECTED = {"integer": "an integer", "number": "a number", "string": "text", "boolean": "true or false",
              "array": "a list", "object": "a mapping", "null": "null"}
 # booleans in the YAML 1.1 spec's list that PyYAML and YAML 1.2 both read as text (readings.py
@@ -13,8 +15,7 @@ _YAML11_BOOLS = {"y": True, "Y": True, "n": False, "N": False}
 
 def shown(value, limit: int = 60) -> str:
     """The value as YAML writes it (true, null, 2.0, "text"), cut to `limit` characters."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return clipped(json.dumps(value, ensure_ascii=False, default=str), limit)
 
 
 def kind_of(value) -> str:

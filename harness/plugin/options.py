@@ -16,6 +16,7 @@ import pytest
 from .. import backends
 from ..core import families
 from ..core.argv import MAX_LINE, decimal
+from ..core.text import clipped
 from ..core.errors import HarnessConfigError
 from ..execution import sizing
 from ..reporting.run import ReportSettings, add_options as add_report_options
@@ -47,7 +48,7 @@ def typed(option: str, what: str | None, integer: bool = False, choices: tuple =
 def usage(message: str) -> pytest.UsageError:
     """The UsageError of a message, at most MAX_LINE characters (a value is quoted whole, and can be
     5,000 digits)."""
-    return pytest.UsageError(message if len(message) <= MAX_LINE else message[:MAX_LINE - 3] + "...")
+    return pytest.UsageError(clipped(message, MAX_LINE))
 
 
 def one_of(option: str, choices: tuple):

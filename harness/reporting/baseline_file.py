@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from ..core.errors import HarnessConfigError
+from ..core.text import clipped
 
 MAX_DEPTH = 32              # a perf baseline nests 4 deep (cases.<id>.samples_ms[i])
 MAX_NODES = 250_000         # YAML nodes with aliases expanded (JSON has none: its size is the file's)
@@ -67,7 +68,7 @@ class BaselineError(HarnessConfigError):
     MAX_ERROR characters (a schema message quotes the whole wrong value: a list of a million samples)."""
 
     def __init__(self, message: str):
-        super().__init__(message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "...")
+        super().__init__(clipped(message, MAX_ERROR))
 
 
 def read_document(path: Path) -> dict:
