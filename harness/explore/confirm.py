@@ -24,6 +24,7 @@ It lives in harness/explore because it runs cases; harness/triage stays a reader
 """
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -127,7 +128,6 @@ class _Sessions:
 
     def get(self, family: str) -> Session:
         if family not in self.open:
-            import os
             # the SoC the run's library was for that family (a full SoC name keeps its variant);
             # one handed over for the previous family must not be taken for this one's
             soc = (self.identities.get(family) or {}).get("soc_name")

@@ -182,34 +182,37 @@ def cmd_render(a) -> int:
 
 
 def cmd_triage(a) -> int:
+    identities = None
     if a.confirm:       # before anything is printed: finding the CANN may re-execute this process
         import os
         from ..explore import confirm as confirm_mod
         confirm_mod.prepare()
+        run = load_run(Path(a.run))         # read once: its records and the identities they are checked by
+        identities, records = _identities(run), run.records
         try:
-            for ident in _identities(Path(a.run)).values():
+            for ident in identities.values():
                 confirm_mod.check_switches(ident, dict(os.environ))
         except confirm_mod.ConfirmError as e:
             raise HarnessConfigError(f"{a.run}: --confirm: {e}") from None
-    records = _records_of(Path(a.run))
+    else:
+        records = _records_of(Path(a.run))
     result = report_causes(records)
     _say(result.lines(cases=a.cases) or [f"{a.run}: no failures, no causes"])
     doc = result.to_dict()
     if a.confirm and result.causes:
-        doc["confirmations"] = _confirm(a, records, result)
+        doc["confirmations"] = _confirm(a, records, result, identities)
     if a.json:
         Path(a.json).write_text(json.dumps(rec_mod.jsonable(doc), indent=1) + "\n", encoding="utf-8")
     return 0
 
 
-def _identities(run_dir: Path) -> dict[str, dict]:
+def _identities(run) -> dict[str, dict]:
     """family -> the identity of the run that tested it: a run's own, or each run of a merge's
     (summary.json `runs`)."""
-    run = load_run(run_dir)
     if run.identity.get("family"):
         return {run.identity["family"]: run.identity}
     try:
-        doc = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        doc = json.loads((Path(run.directory) / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     runs = doc.get("runs") if isinstance(doc, dict) else None
@@ -217,16 +220,15 @@ def _identities(run_dir: Path) -> dict[str, dict]:
             if isinstance(r, dict) and isinstance(r.get("identity"), dict) and r["identity"].get("family")}
 
 
-def _confirm(a, records: list[dict], result) -> list[dict]:
+def _confirm(a, records: list[dict], result, identities: dict[str, dict]) -> list[dict]:
     """--confirm: every cause tested by running new cases in and around it (harness/explore/confirm.py,
     on the library of this process, which must be the run's); written to RUN/confirm/confirm.json."""
     import sys
     from ..explore import confirm as confirm_mod
     run_dir = Path(a.run)
     out = run_dir / "confirm"
-    ident = _identities(run_dir)
     try:
-        done = confirm_mod.confirm(records, result, ident, cases_dir=REPO_ROOT / "cases", root=REPO_ROOT, out_dir=out,
+        done = confirm_mod.confirm(records, result, identities, cases_dir=REPO_ROOT / "cases", root=REPO_ROOT, out_dir=out,
                                    argv=[PROG, "triage", *sys.argv[2:]], per_side=a.confirm_cases, seed=a.seed,
                                    log=lambda line: _say([line]))
     except confirm_mod.ConfirmError as e:

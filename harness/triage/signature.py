@@ -55,7 +55,7 @@ def _output_of(rec: dict) -> str | None:
     return head if head and head in (_dict(rec.get("layouts")) or _dict(rec.get("formats"))) else None
 
 
-def _failed_metrics(rec: dict) -> list[str]:
+def metrics(rec: dict) -> list[str]:
     """The thresholded metrics past their threshold, else what the comparator's worst element names."""
     out = []
     for m in rec.get("metrics") if isinstance(rec.get("metrics"), list) else []:
@@ -118,20 +118,16 @@ def of(rec: dict) -> str:
     if reasons.NONDETERMINISTIC in reason:
         return "FAIL, nondeterministic"
     verdict = _dict(rec.get("verdict"))
-    metrics = _failed_metrics(rec)
-    if (verdict and not verdict.get("passed", True)) or metrics:
+    failed = metrics(rec)
+    if (verdict and not verdict.get("passed", True)) or failed:
         # which metrics fail depends on the data as much as on the bug (one wrong kernel fails
         # max_rel_err on some cases and only max_rel_err_large on others): a numeric failure is
         # grouped by its output, NaN/Inf where none is due apart (an element never written, or a
-        # NaN lost), and the metrics are counted per cause instead (metrics())
-        kind = NAN_INF if NAN_INF in metrics else "out of tolerance"
+        # NaN lost), and the metrics are counted per cause instead (search.py)
+        kind = NAN_INF if NAN_INF in failed else "out of tolerance"
         return f"FAIL, {kind} on {_output_of(rec) or 'an output'}"
     return "FAIL"
 
 
 NAN_INF = "nan_inf_mismatch"
 
-
-def metrics(rec: dict) -> list[str]:
-    """The metrics a failing record failed (a numeric failure's detail; its signature leaves them out)."""
-    return _failed_metrics(rec)
