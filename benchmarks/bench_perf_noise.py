@@ -145,11 +145,17 @@ def judge(a, tails, runs) -> int:
                     planted_case = {c for c in verdicts if c.startswith(perf_planting.OP) and any(c.endswith(t) for t in tails)}
                     found = regs & planted_case
                     ratios = [verdicts[c]["ratio"] for c in planted_case if c in verdicts]
+                    same_op = {c for c in regs - planted_case if c.startswith(perf_planting.OP)}
                     lines.append(f"     {label:<28} exit {code}: found {len(found)}/{len(planted_case)} (ratios "
-                                 f"{min(ratios):.3f}-{max(ratios):.3f}x), other cases flagged {len(regs - planted_case)}")
+                                 f"{min(ratios):.3f}-{max(ratios):.3f}x), other {perf_planting.OP} cases flagged "
+                                 f"{len(same_op)} (the planted kernel is theirs too), other operators' cases flagged "
+                                 f"{len(regs - planted_case - same_op)}")
                 if tol == a.tolerance and name == "3-run" and live_exit is not None:
                     assert code == live_exit, f"{label}: offline exit {code}, live {live_exit}"
-            print(f"   tolerance {tol:.2f}, {name} baseline: {false} false REGRESSION(s) in {a.clean} clean runs")
+            ab = sum(1 for _, d, _, p in runs if p is None for r in bpg.records(d)
+                     if ((r.get("perf") or {}).get("remeasured_ab")))
+            print(f"   tolerance {tol:.2f}, {name} baseline: {false} false REGRESSION(s) in {a.clean} clean runs "
+                  f"({ab} cases re-measured A/B in them)")
             print("\n".join(lines))
     for label, d, _, _ in runs:
         for r in bpg.records(d):

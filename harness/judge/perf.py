@@ -43,7 +43,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 
 from ..backends.base import LaunchFailed
-from ..core import perfstats
+from ..core import affinity, perfstats
 from . import peak_bandwidth
 
 WARMUP = 3
@@ -61,6 +61,7 @@ class PerfSettings:
     warmup: int = WARMUP
     rule: perfstats.StoppingRule = perfstats.StoppingRule()
     min_time_s: float = MIN_TIME_S
+    cpu: int | None = None      # every thread pinned to this CPU while timed (the gate's A/B rounds)
 
     @classmethod
     def of(cls, group: dict | None) -> "PerfSettings":
@@ -68,7 +69,8 @@ class PerfSettings:
         group = group or {}
         names = {f.name for f in fields(perfstats.StoppingRule)}
         rule = perfstats.StoppingRule(**{k: v for k, v in group.items() if k in names})
-        return cls(int(group.get("warmup", WARMUP)), rule)
+        cpu = group.get("cpu")
+        return cls(int(group.get("warmup", WARMUP)), rule, cpu=int(cpu) if cpu is not None else None)
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,8 @@ def measure(backend, op, args, settings: PerfSettings, family: str = "", soc_nam
     moved = view_bytes(args)
     least = least_ms(limit, moved)
     bounds = Bounds(least, f"its {limit.get('bytes')} bytes need at the limit's {limit.get('gbps') or 0:.4g} GB/s")
-    got = backend.measure(op, args, lambda launch: sample(launch, settings, bounds=bounds))
+    with affinity.pinned(settings.cpu):
+        got = backend.measure(op, args, lambda launch: sample(launch, settings, bounds=bounds))
     samples = got.pop("samples_ms")
     stats = perfstats.summarize(samples)
     gbps = (moved["read"] + moved["written"]) / (stats["median_ms"] / 1e3) / 1e9

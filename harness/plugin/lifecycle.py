@@ -181,7 +181,7 @@ class Lifecycle:
         ahead = ((c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming())   # read lazily
         try:   # reruns, the record (status, identity, repro, timings), the dump
             record = self.reporting.run_case(case, item.nodeid, self.properties(),
-                                             lambda: executor.run(case, deadline, ahead),
+                                             lambda c=case: executor.run(c, deadline, ahead),
                                              self.reporting.baseline_library(self.settings.backend_settings()), deadline)
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
             raise pytest.UsageError(arguments.one_line(e)) from None

@@ -12,12 +12,17 @@ re-measured, so machine noise is not ruled out (`unconfirmed` in its verdict). I
 the same way, and reported, never gating.
 
 A case is flagged for re-measurement against the center of the baseline's runs (perf_runs.py).
-(c) is, where the baseline's library is at hand to the live run (perf_ab.py), an interleaved A/B
-re-measurement: this run's library and the baseline's launched in turn in the same time window,
-compared with each other (`perf.remeasured_base_ms`), so a competing process slows both alike.
-Without it the re-measurement repeats this run's side only, (a) and (b) are then against the
-slowest plausible baseline run (the spread between the baseline's runs, when it was built from
-several), for both sets, and a flagged case says that machine noise is not ruled out (`noise` in
+Where the baseline's library is at hand to the live run (perf_ab.py), the re-measurement is an
+interleaved A/B: this run's library and the baseline's, in perf_ab.ROUNDS pairs of short rounds (ABBA order,
+both case workers pinned to one CPU), each A round compared with the B round beside it
+(harness/core/paired.py: the median of the round ratios, a sign test and its interval), so that a
+competing process slows both alike. That comparison decides: beside the library every case whose
+change the baseline's runs cannot rule out is re-measured, flagged or not (on a shared 2-core
+machine runs of one library move 1.4x, and a run in a fast phase shows a 1.3x slower library at
+the runs' center), a case the A/B flags takes its verdict, and a case flagged first that the A/B
+does not confirm is noise. Without the library the re-measurement repeats this run's side
+only, (a) and (b) are then against the slowest plausible baseline run (the spread between the
+baseline's runs, when it was built from several), for both sets, and a flagged case says that machine noise is not ruled out (`noise` in
 its verdict); a one-run baseline says in its verdict (`between_runs`) that it cannot rule out
 between-run noise.
 
@@ -40,7 +45,7 @@ from dataclasses import dataclass, field
 
 from . import baseline as bl, perf_runs
 from .perf_baseline import PerfBaseline, PerfEntry, pick
-from ..core import perfstats
+from ..core import paired, perfstats
 from ..core.perfstats import IMPROVEMENT, REGRESSION, SAME
 
 DEFAULT_TOLERANCE = 0.10
@@ -78,11 +83,30 @@ class _Check:
         """Whether the samples are flagged: against the center (a re-measurement may confirm it)."""
         return self.judge(samples)[0]
 
+    def not_ruled_out(self, samples) -> bool:
+        """Whether a change past the tolerance is possible as far as the baseline's runs can tell:
+        the median past 1 + tolerance of the fastest plausible run, or below 1 / (1 + tolerance)
+        of the slowest. On a machine whose runs move 1.4x, a run in a fast phase shows a 1.3x
+        slower library at 1.02x the runs' center: only a measurement beside the baseline's
+        library (A/B) tells, so where that library is at hand every such case gets one."""
+        center, _, facts = self.judge(samples)
+        faster_base = facts.get("ratio_to_fastest", center.ratio)
+        slower_base = facts.get("ratio_to_slowest", center.ratio)
+        return faster_base > 1 + self.tolerance or slower_base < 1 / (1 + self.tolerance)
+
     def interleaved(self, perf: dict) -> perfstats.Comparison | None:
         """The A/B re-measurement (perf_ab.py): this run's library against the baseline's, launched
         in turn in the same time window, so that a machine slower then is slower for both."""
         if self.against != "baseline" or not perf.get("remeasured_base_ms") or not perf.get("remeasured_ms"):
             return None
+        rounds = (perf.get("remeasured_ab") or {}).get("medians_ms")
+        if rounds is not None:      # each A round against the B round beside it (perf_ab.py)
+            try:
+                pairs = [(float(a), float(b)) for a, b in rounds]
+            except (TypeError, ValueError):
+                raise ValueError("perf.remeasured_ab.medians_ms is not a list of [A, B] round medians") from None
+            return paired.compare_rounds([b for _, b in pairs], [a for a, _ in pairs], self.tolerance, ALPHA)
+        # records of before the rounds were kept (two rounds a side): the pooled launches
         return perfstats.compare(perf["remeasured_base_ms"], perf["remeasured_ms"], self.tolerance, ALPHA)
 
     def flagged(self, c: perfstats.Comparison) -> str:
@@ -114,14 +138,17 @@ def _checks(rec: dict, own: PerfBaseline | None, bench: PerfBaseline | None) -> 
     return out
 
 
-def needs_remeasurement(rec: dict, own: PerfBaseline | None, bench: PerfBaseline | None = None) -> bool:
+def needs_remeasurement(rec: dict, own: PerfBaseline | None, bench: PerfBaseline | None = None,
+                        ab: bool = False) -> bool:
     """For the runner, once a case's first sample set is in rec["perf"]["samples_ms"]: whether
-    any comparison flags it (REGRESSION or IMPROVEMENT), so that it is measured once more."""
+    any comparison flags it (REGRESSION or IMPROVEMENT), so that it is measured once more. With
+    `ab` (the baseline's library is at hand for an A/B re-measurement) also every case whose change
+    past the tolerance the baseline's runs cannot rule out (_Check.not_ruled_out): the A/B decides."""
     samples = (rec.get("perf") or {}).get("samples_ms") or []
     timing = str((rec.get("perf") or {}).get("timing"))
     try:
-        return any(c.flagged(c.compare(samples)) != SAME for c in _checks(rec, own, bench)
-                   if c.entry.comparable(timing, c.against == "benchmark"))
+        return any(c.flagged(c.compare(samples)) != SAME or (ab and c.against == "baseline" and c.not_ruled_out(samples))
+                   for c in _checks(rec, own, bench) if c.entry.comparable(timing, c.against == "benchmark"))
     except ValueError:              # unusable samples: the gate says so; a second set would not help
         return False
 
@@ -180,7 +207,11 @@ def verdict(check: _Check, perf: dict) -> dict:
     out |= _numbers(first, check.scale) | {"between_runs": between}
     how = ({"against": "baseline library", "rounds": (perf.get("remeasured_ab") or {}).get("rounds"),
             "n_base": len(perf["remeasured_base_ms"])} if ab else {"against": "baseline file"})
-    out |= {"verdict": combine(check.flagged(first), second),
+    # beside the baseline's library the A/B decides (the first set only chose the case for it, and
+    # a first set flagged that the A/B does not confirm is noise); else both sets must agree
+    verdict = (second if second != SAME else NOISE if check.flagged(first) != SAME else SAME) if ab \
+        else combine(check.flagged(first), second)
+    out |= {"verdict": verdict,
             "remeasured": {**_numbers(again, 1.0 if ab else check.scale), **how, "verdict": second} if again else None}
     if again is None and out["verdict"] != SAME:
         out["unconfirmed"] = _unconfirmed(perf)

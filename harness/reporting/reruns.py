@@ -9,6 +9,7 @@ same the next time, so it is not rerun.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from pathlib import Path
 
 from . import dump_meta as dump, perf_gate, records
@@ -59,7 +60,8 @@ def remeasure(record: dict, outcome: Outcome, run, own, bench=None, base_run=Non
     `remeasured_base_ms`; without it run() once, and `remeasured_alone` says why (`alone_why`).
     An attempt that brings no times back (it failed, this time) says why in `remeasured_why`: the
     gate then calls the case flagged once, not re-measured. Returns whether the outcome changed."""
-    if not outcome.perf or not (own or bench) or not perf_gate.needs_remeasurement(record, own, bench):
+    if not outcome.perf or not (own or bench) or not perf_gate.needs_remeasurement(record, own, bench,
+                                                                                   ab=base_run is not None):
         return False
     if base_run is not None:
         return _interleaved(outcome, run, base_run)
@@ -74,22 +76,34 @@ def remeasure(record: dict, outcome: Outcome, run, own, bench=None, base_run=Non
 
 
 def _interleaved(outcome: Outcome, run, base_run) -> bool:
-    """A/B/A/B: this run's library and the baseline's in turn (perf_ab.py)."""
-    from .perf_ab import ROUNDS
-    mine, theirs, why_not = [], [], None
-    for _ in range(ROUNDS):
-        for side, go in ((mine, run), (theirs, base_run)):
-            got = go()
-            samples = (got.perf or {}).get("samples_ms")
+    """perf_ab.ROUNDS pairs of rounds, this run's library (A) and the baseline's (B) in perf_ab.ORDER
+    (ABBA ...): each round's median kept beside its pair's (`remeasured_ab.medians_ms`, [A, B] a
+    round), for the paired comparison (harness/core/paired.py); every launch pooled a side as well."""
+    from .perf_ab import ORDER, ROUND_LAUNCHES, ROUNDS
+    mine: list[float] = []
+    theirs: list[float] = []
+    medians, why_not = [], None
+    for pair in range(ROUNDS):
+        got = {}
+        for side in ORDER[2 * pair:2 * pair + 2]:
+            attempt = (run if side == "A" else base_run)()
+            samples = (attempt.perf or {}).get("samples_ms")
             if not samples:
-                who = "this run's library" if side is mine else "the baseline library"
-                why_not = why_not or f"{who}: {got.reason or f'not measured ({got.raw.value})'}"
-            side += samples or []
+                who = "this run's library" if side == "A" else "the baseline library"
+                why_not = why_not or f"{who}: {attempt.reason or f'not measured ({attempt.raw.value})'}"
+                continue
+            got[side] = samples
+            (mine if side == "A" else theirs).extend(samples)
+        if len(got) == 2:
+            medians.append([statistics.median(got["A"]), statistics.median(got["B"])])
+        if why_not:
+            break                   # a side that fails once is not trusted for the rest of the window
     if not mine:
         outcome.perf = {**outcome.perf, "remeasured_why": why_not}
     elif why_not:           # a side failed: keep this run's times, as a re-measurement of its side only
         outcome.perf = {**outcome.perf, "remeasured_ms": mine, "remeasured_alone": f"interleaving failed ({why_not})"}
     else:
         outcome.perf = {**outcome.perf, "remeasured_ms": mine, "remeasured_base_ms": theirs,
-                        "remeasured_ab": {"rounds": ROUNDS, "order": "A/B" * ROUNDS}}
+                        "remeasured_ab": {"rounds": ROUNDS, "order": ORDER, "launches": ROUND_LAUNCHES,
+                                          "medians_ms": medians}}
     return True
