@@ -140,11 +140,26 @@ def test_module_attributes_match_tables():
 
 def test_harness_dtypes_match_torch_npu_mapping(spec, doc_dtypes):
     """harness/core/dtypes.py maps torch dtypes the way torch_npu does (spec 3.1, CalcuOpUtil.cpp)."""
-    mapping = dict(re.findall(r"(\w+)→(ACL_\w+)", _section(spec, "3.1 aclDataType")))
+    mapping = _torch_npu_mapping(spec, doc_dtypes)
+    # every way the spec writes a target: a number, a slash list, an ACL_ name
+    assert mapping["float8_e5m2"] == 35 and mapping["uint32"] == 8 and mapping["float32"] == doc_dtypes["ACL_FLOAT"]
     for d in (d for d in dtypes.ALL if d.torch_name):   # the ones the harness computes with
         torch_name = d.torch_name
         assert torch_name in mapping, f"spec has no torch_npu mapping for {torch_name}"
-        assert d.acl == doc_dtypes[mapping[torch_name]], d.name
+        assert d.acl == mapping[torch_name], d.name
+
+
+def _torch_npu_mapping(spec, doc_dtypes) -> dict[str, int]:
+    """torch dtype -> ACL enum value, as spec 3.1 writes torch_npu's mapping: `name→ACL_NAME`,
+    `name→35`, or `uint16/32/64→7/8/10` (a slash list of names against one of values)."""
+    out = {}
+    for names, target in re.findall(r"([\w/]+)→(ACL_\w+|[\d/]+)", _section(spec, "3.1 aclDataType")):
+        values = [doc_dtypes[target]] if target.startswith("ACL_") else [int(v) for v in target.split("/")]
+        first, *more = names.split("/")
+        stem = first.rstrip("0123456789")
+        for name, value in zip([first] + [stem + m for m in more], values):
+            out[name] = value
+    return out
 
 
 def test_harness_formats(doc_formats):

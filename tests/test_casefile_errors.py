@@ -105,6 +105,9 @@ MISTAKES = [
     ("status-missing-family", lambda d: _scenario(d).update(status={"ascend910b": 161001}), "bad_args", "invalid.scenarios.0.status", "ascend950"),
     ("status-not-int", lambda d: _scenario(d).update(status="161001"), "bad_args", "invalid.scenarios.0.status", "161001"),
     ("undeclared-check", lambda d: _scenario(d).update(check="B99"), "bad_args", "invalid.scenarios.0.check", "B99"),
+    # a dtype torch cannot compute with prepares no valid base: found at load, not as a FAIL at run time
+    ("torchless-base-dtype", lambda d: _scenario(d).update(base={"dtype": "float8_e5m2"}), "bad_args",
+     "invalid.scenarios.0.base.dtype", "pass it as a tensor change"),
     ("unknown-tensor-in-scenario", lambda d: _scenario(d).update(tensors={"weights": {"dtype": "float16"}}), "bad_args", "invalid.scenarios.0.tensors", "weights"),
     ("bad-distribution-def", lambda d: d.update(distributions={"wide": {"kind": "uniform", "low": 5, "high": -5}}), None, "distributions.wide", "low 5 > high -5"),
     ("int8-attr-out-of-range", None, None, None, None),  # placeholder replaced below for the AvgPool signature

@@ -555,3 +555,13 @@ def test_an_integer_output_is_exact_even_against_a_float_golden():
     assert compare("bit_exact", golden, np.array([2 ** 60, 3], dtype=np.int64), "int64").passed
     half = compare("bit_exact", np.array([2.5]), np.array([2], dtype=np.int64), "int64")
     assert not half.passed and "not whole numbers" in half.summary()
+
+
+def test_a_float_dtype_without_a_known_rounding_is_refused_not_rounded_as_bfloat16():
+    """A float dtype added to the platform to compute with (a float8) used to take bfloat16's
+    rounding silently: an 8-bit format judged with a 16-bit one's mantissa and range."""
+    from harness.judge import elementwise
+    g = np.array([1.0 + 2.0 ** -9, 3.0e38])
+    assert elementwise.round_to(g, "bfloat16")[0][0] == 1.0               # the known ones still round
+    with pytest.raises(ValueError, match="float8_e5m2"):
+        elementwise.round_to(g, "float8_e5m2")

@@ -166,10 +166,12 @@ def test_an_interleaved_remeasurement_tells_a_busy_machine_from_a_slower_library
         record = perf_rec(A, times(1, 1.3))
         outcome = Outcome(A, "AvgPool2dBackward", perf=dict(record["perf"]))
         assert reruns.remeasure(record, outcome, side("A", 1.3, 100), own, base_run=side("B", base_level, 200))
-        assert calls == list(perf_ab.ORDER) and perf_ab.ORDER.startswith("ABBAAB")    # in turn, ABBA
+        assert calls == list(perf_ab.ORDER[:len(calls)]) and perf_ab.ORDER.startswith("ABBAAB")   # ABBA
         perf = outcome.perf
-        assert len(perf["remeasured_ms"]) == len(perf["remeasured_base_ms"]) == 60 * perf_ab.ROUNDS
-        assert len(perf["remeasured_ab"]["medians_ms"]) == perf_ab.ROUNDS
+        pairs = len(perf["remeasured_ab"]["medians_ms"])
+        assert len(perf["remeasured_ms"]) == len(perf["remeasured_base_ms"]) == 60 * pairs and len(calls) == 2 * pairs
+        # stopped once settled: a library like the baseline's after a few pairs, a slower one needs 16 of 20
+        assert pairs < 10 if expect == "NOISE" else 16 <= pairs <= perf_ab.ROUNDS
         v = perf_gate.apply([dict(record, perf=perf)], own)[0]["perf_gate"][0]
         assert v["verdict"] == expect and v["remeasured"]["against"] == "baseline library"
         assert "noise" not in v and "unconfirmed" not in v
@@ -239,6 +241,22 @@ def test_the_paired_verdict_needs_enough_rounds_and_tolerates_a_few_off():
             compare_rounds(*bad)
 
 
+def test_the_rounds_stop_once_settled_and_the_gate_judges_the_whole_design():
+    """Exact early stopping: the verdict of the 20-pair design is decided once both extremes of the
+    pairs still to come give it; a record cut before that decides nothing."""
+    from harness.core.paired import compare_design, settled
+    assert settled([1.0] * 5, 20, 0.10) and not settled([1.0] * 4, 20, 0.10)
+    assert settled([1.306] * 16, 20, 0.10) and not settled([1.306] * 15, 20, 0.10)
+    rng = np.random.default_rng(5)
+    for level in (1.0, 1.05, 1.3, 0.7):
+        ratios = list(level * np.exp(rng.normal(0, 0.08, 20)))
+        whole = compare_design([1.0] * 20, ratios, 20).verdict
+        k = next(k for k in range(1, 21) if settled(ratios[:k], 20, 0.10))
+        assert compare_design([1.0] * k, ratios[:k], 20).verdict == whole, (level, k)
+    with pytest.raises(ValueError, match="before its verdict was settled"):
+        compare_design([1.0] * 3, [1.3] * 3, 20)
+
+
 def test_a_damaged_round_list_in_a_record_is_not_comparable_not_a_traceback(tmp_path):
     own = _own(_baseline(tmp_path, _runs(tmp_path)))
     record = perf_rec(A, times(1, 1.3))
@@ -262,7 +280,9 @@ def test_both_sides_of_a_round_run_pinned_to_one_cpu_and_are_let_go_after():
         perf: dict | None = None
     short = perf_ab.round_case(_Case({"warmup": 5, "tolerance": 0.2}))
     settings = PerfSettings.of(short.perf)
-    assert settings.warmup == 5 and settings.rule.min_n == settings.rule.max_n == perf_ab.ROUND_LAUNCHES
+    assert settings.warmup == 5 and settings.rule.max_n == perf_ab.ROUND_LAUNCHES
+    assert settings.rule.min_n == perf_ab.ROUND_MIN_LAUNCHES and settings.rule.budget_s == perf_ab.ROUND_BUDGET_S
+    assert short.perf[perf_ab.TIMING_ONLY] is True
     assert settings.cpu == affinity.last_cpu() == max(os.sched_getaffinity(0))
     before = os.sched_getaffinity(0)
     seen, go, done = {}, threading.Event(), threading.Event()

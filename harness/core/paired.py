@@ -25,6 +25,7 @@ cannot reach alpha = 0.01 (2^-n > 0.01): such a comparison is SAME, whatever its
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -51,13 +52,46 @@ def compare_rounds(base_medians, new_medians, tolerance: float = 0.10, alpha: fl
     n = int(r.size)
     ratio = float(np.median(r))
     p_slower, p_faster = _p_at_least(n, int(np.sum(r > 1))), _p_at_least(n, int(np.sum(r < 1)))
-    lo_rank, hi_rank, _ = median_ci_ranks(n, 1 - 2 * alpha)
-    lo, hi = (float(r[lo_rank - 1]), float(r[hi_rank - 1])) if _p_at_least(n, n) <= alpha else (0.0, math.inf)
+    # too few pairs for the level: the whole range, with its lower coverage (the sign test cannot
+    # reach alpha then either, so no verdict rests on it)
+    lo_rank, hi_rank, coverage = median_ci_ranks(n, 1 - 2 * alpha)
+    lo, hi = float(r[lo_rank - 1]), float(r[hi_rank - 1])
     floor = 1 + margin * tolerance
     verdict = SAME
     if ratio > 1 + tolerance and p_slower < alpha and lo > floor:
         verdict = REGRESSION
     elif ratio < 1 / (1 + tolerance) and p_faster < alpha and hi < 1 / floor:
         verdict = IMPROVEMENT
-    return Comparison(verdict, ratio, ratio, (lo, hi), 1 - 2 * alpha, p_slower, p_faster, tolerance, alpha,
+    return Comparison(verdict, ratio, ratio, (lo, hi), round(coverage, 6), p_slower, p_faster, tolerance, alpha,
                       margin, n, n)
+
+
+def settled(ratios, rounds: int, tolerance: float, alpha: float = 0.01, margin: float = 0.75) -> bool:
+    """Whether the verdict of `rounds` pairs is already decided by the first ratios (A over B),
+    whatever the rest show: each condition of a REGRESSION only grows as a ratio grows, and of an
+    IMPROVEMENT as one shrinks, so the verdicts with every pair still to come at either extreme
+    bound all the others. Exact: stopping here changes no verdict (a library against itself
+    stops after 5 equal pairs; a real change needs 16 of 20)."""
+    known = [float(r) for r in ratios]
+    left = rounds - len(known)
+    if left <= 0:
+        return True
+    base = [1.0] * rounds
+    high = compare_rounds(base, known + [1e12] * left, tolerance, alpha, margin).verdict
+    low = compare_rounds(base, known + [1e-12] * left, tolerance, alpha, margin).verdict
+    return high == low
+
+
+def compare_design(base_medians, new_medians, rounds: int, tolerance: float = 0.10, alpha: float = 0.01,
+                   margin: float = 0.75) -> Comparison:
+    """The verdict of a design of `rounds` pairs that stopped early once settled (settled()): the
+    numbers of the pairs measured, the verdict the whole design would give. A design stopped before
+    its verdict was settled decides nothing: ValueError."""
+    measured = compare_rounds(base_medians, new_medians, tolerance, alpha, margin)
+    if measured.n_new >= rounds:
+        return measured
+    ratios = [n / b for n, b in zip(new_medians, base_medians)]
+    if not settled(ratios, rounds, tolerance, alpha, margin):
+        raise ValueError(f"the A/B stopped after {measured.n_new} of {rounds} round pairs, before its verdict was settled")
+    whole = compare_rounds([1.0] * rounds, ratios + [1e12] * (rounds - len(ratios)), tolerance, alpha, margin)
+    return replace(measured, verdict=whole.verdict)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from ..core import formats, perfstats
+from ..core import dtypes, formats, perfstats
 from . import ids
 from .fields import MAX_CASES, MAX_ELEMENTS, Where
 from .spec import OUT_POINTERS, Case, Mutation, OpSpec
@@ -161,6 +161,11 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         attr_changes = w.attrs(f"{fld}.attrs", sc.get("attrs") or {}, op, partial=True)
         dt = w.dtype(src("dtype"), base["dtype"])
         idt = w.dtype(src("index_dtype"), base["index_dtype"]) if base.get("index_dtype") else None
+        for key, value in (("dtype", dt), ("index_dtype", idt)):
+            if value is not None and dtypes.lookup(value).torch_name is None:    # found at load, not at run
+                raise w.error(f"dtype {value!r} has no torch equivalent, and a scenario's base is prepared as a "
+                              f"valid call first: pass it as a tensor change (tensors: {{<name>: {{dtype: {value}}}}}), "
+                              "an unbacked descriptor", src(key))
         shape = w.shape(src("shape"), base["shape"])
         spec = w.formats(src("format"), base["format"], op) if "format" in base else {}
         fmt = caller_formats(op, len(shape), spec)

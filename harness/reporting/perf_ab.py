@@ -5,11 +5,12 @@ the noise of the moment as well: a CPU hog that slowed the first measurement slo
 too, and the baseline, measured days ago on a quiet machine, is not there to be slowed alike. So
 where the baseline's own library is at hand, the re-measurement alternates the two libraries,
 A (this run's) and B (the baseline's), each launch series in a case worker of its own library,
-in ROUNDS short rounds of ROUND_LAUNCHES timed launches, in ABBA order (A B, B A, A B ...: a
-trend through the window favours neither side), and the gate compares each A round with the B
-round beside it (harness/core/paired.py on `perf.remeasured_ab.medians_ms`). Two long rounds a
-side, pooled, were not enough: the machine's state lasts about as long as one launch series, and
-a library compared with itself read 0.66-1.74x. Two case workers, never two
+in up to ROUNDS pairs of short rounds (round_case) in ABBA order (A B, B A, A B ...: a trend
+through the window favours neither side), and the gate compares each A round with the B round
+beside it (harness/core/paired.py on `perf.remeasured_ab.medians_ms`); the rounds stop once the
+verdict is settled (paired.settled). Two long rounds a side, pooled, were not enough: the
+machine's state lasts about as long as one launch series, and a library compared with itself
+read 0.66-1.74x. Two case workers, never two
 CANNs in one process (a real CANN allows one per process): B's worker is forked from a zygote
 started with the baseline library's set_env.sh applied (its LD_LIBRARY_PATH, ASCEND_HOME_PATH ...).
 
@@ -31,17 +32,22 @@ from ..core import affinity
 from .identity import SWITCH_PREFIXES, opapi_hash, sha256_file
 
 ROUNDS = 20             # pairs of rounds: the interval of their median ratio tolerates 4 rounds off
-ROUND_LAUNCHES = 30     # timed launches a round (after the case's own warmups)
+ROUND_LAUNCHES = 30     # timed launches a round (after the case's own warmups) ...
+ROUND_MIN_LAUNCHES = 6  # ... or as few as this where they outlast ROUND_BUDGET_S (long kernels)
+ROUND_BUDGET_S = 0.02
+TIMING_ONLY = "timing_only"     # a case's perf key (never a case file's): time it, judge nothing
 ORDER = "".join("AB" if i % 2 == 0 else "BA" for i in range(ROUNDS))
 BASELINE_LABEL = "baseline-lib"
 
 
 def round_case(case):
-    """The case as one round times it: its own warmups, then exactly ROUND_LAUNCHES launches (no
-    interval or budget stop, so every round of both sides holds as many launches), every thread
-    of either side's case worker on one and the same CPU (harness/core/affinity.py)."""
-    perf = {**(case.perf or {}), "min_n": ROUND_LAUNCHES, "max_n": ROUND_LAUNCHES,
-            "rel_halfwidth": 1e-9, "budget_s": 3600.0, "cpu": affinity.last_cpu()}
+    """The case as one round times it: its own warmups, then ROUND_LAUNCHES launches, or fewer
+    (ROUND_MIN_LAUNCHES at least) where they take longer than ROUND_BUDGET_S: a round is a short
+    window. Every thread of either side's case worker on one and the same CPU
+    (harness/core/affinity.py). Timing only (judge/runner.py): the case was judged already, in its
+    own attempt; a round draws its inputs and times the kernel, nothing else."""
+    perf = {**(case.perf or {}), "min_n": ROUND_MIN_LAUNCHES, "max_n": ROUND_LAUNCHES, "rel_halfwidth": 1e-9,
+            "budget_s": ROUND_BUDGET_S, "cpu": affinity.last_cpu(), TIMING_ONLY: True}
     return dataclasses.replace(case, perf=perf)
 
 

@@ -105,7 +105,10 @@ class _Check:
                 pairs = [(float(a), float(b)) for a, b in rounds]
             except (TypeError, ValueError):
                 raise ValueError("perf.remeasured_ab.medians_ms is not a list of [A, B] round medians") from None
-            return paired.compare_rounds([b for _, b in pairs], [a for a, _ in pairs], self.tolerance, ALPHA)
+            design = (perf.get("remeasured_ab") or {}).get("rounds")
+            design = design if isinstance(design, int) and not isinstance(design, bool) and 0 < design <= 1000 \
+                else len(pairs)
+            return paired.compare_design([b for _, b in pairs], [a for a, _ in pairs], design, self.tolerance, ALPHA)
         # records of before the rounds were kept (two rounds a side): the pooled launches
         return perfstats.compare(perf["remeasured_base_ms"], perf["remeasured_ms"], self.tolerance, ALPHA)
 
@@ -151,6 +154,12 @@ def needs_remeasurement(rec: dict, own: PerfBaseline | None, bench: PerfBaseline
                    for c in _checks(rec, own, bench) if c.entry.comparable(timing, c.against == "benchmark"))
     except ValueError:              # unusable samples: the gate says so; a second set would not help
         return False
+
+
+def ab_tolerance(rec: dict, own: PerfBaseline | None) -> float | None:
+    """The tolerance the A/B re-measurement of `rec` is judged at (its own baseline's check), for
+    stopping the rounds once the verdict is settled (paired.settled); None without that check."""
+    return next((c.tolerance for c in _checks(rec, own, None) if c.against == "baseline"), None)
 
 
 def combine(first: str, second: str | None) -> str:

@@ -64,7 +64,7 @@ def remeasure(record: dict, outcome: Outcome, run, own, bench=None, base_run=Non
                                                                                    ab=base_run is not None):
         return False
     if base_run is not None:
-        return _interleaved(outcome, run, base_run)
+        return _interleaved(outcome, run, base_run, perf_gate.ab_tolerance(record, own))
     again = run()
     samples = (again.perf or {}).get("samples_ms")
     if samples:
@@ -75,10 +75,13 @@ def remeasure(record: dict, outcome: Outcome, run, own, bench=None, base_run=Non
     return True
 
 
-def _interleaved(outcome: Outcome, run, base_run) -> bool:
-    """perf_ab.ROUNDS pairs of rounds, this run's library (A) and the baseline's (B) in perf_ab.ORDER
-    (ABBA ...): each round's median kept beside its pair's (`remeasured_ab.medians_ms`, [A, B] a
-    round), for the paired comparison (harness/core/paired.py); every launch pooled a side as well."""
+def _interleaved(outcome: Outcome, run, base_run, tolerance: float | None = None) -> bool:
+    """Up to perf_ab.ROUNDS pairs of rounds, this run's library (A) and the baseline's (B) in
+    perf_ab.ORDER (ABBA ...): each round's median kept beside its pair's (`remeasured_ab.medians_ms`,
+    [A, B] a round), for the paired comparison (harness/core/paired.py); every launch pooled a side
+    as well. With the `tolerance` it is judged at, the rounds stop once the verdict is settled
+    (paired.settled: exact, no verdict changes)."""
+    from ..core.paired import settled
     from .perf_ab import ORDER, ROUND_LAUNCHES, ROUNDS
     mine: list[float] = []
     theirs: list[float] = []
@@ -98,12 +101,14 @@ def _interleaved(outcome: Outcome, run, base_run) -> bool:
             medians.append([statistics.median(got["A"]), statistics.median(got["B"])])
         if why_not:
             break                   # a side that fails once is not trusted for the rest of the window
+        if tolerance is not None and settled([a / b for a, b in medians], ROUNDS, tolerance):
+            break
     if not mine:
         outcome.perf = {**outcome.perf, "remeasured_why": why_not}
     elif why_not:           # a side failed: keep this run's times, as a re-measurement of its side only
         outcome.perf = {**outcome.perf, "remeasured_ms": mine, "remeasured_alone": f"interleaving failed ({why_not})"}
     else:
         outcome.perf = {**outcome.perf, "remeasured_ms": mine, "remeasured_base_ms": theirs,
-                        "remeasured_ab": {"rounds": ROUNDS, "order": ORDER, "launches": ROUND_LAUNCHES,
-                                          "medians_ms": medians}}
+                        "remeasured_ab": {"rounds": ROUNDS, "order": ORDER[:2 * len(medians)],
+                                          "launches": ROUND_LAUNCHES, "medians_ms": medians}}
     return True
