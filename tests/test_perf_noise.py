@@ -165,7 +165,8 @@ def test_an_interleaved_remeasurement_tells_a_busy_machine_from_a_slower_library
         calls.clear()
         record = perf_rec(A, times(1, 1.3))
         outcome = Outcome(A, "AvgPool2dBackward", perf=dict(record["perf"]))
-        assert reruns.remeasure(record, outcome, side("A", 1.3, 100), own, base_run=side("B", base_level, 200))
+        assert reruns.remeasure(record, outcome, side("A", 1.3, 100), own,
+                                ab=lambda: (side("A", 1.3, 100), side("B", base_level, 200)))
         assert calls == list(perf_ab.ORDER[:len(calls)]) and perf_ab.ORDER.startswith("ABBAAB")   # ABBA
         perf = outcome.perf
         pairs = len(perf["remeasured_ab"]["medians_ms"])
@@ -196,7 +197,8 @@ class _Machine:
 def _ab_verdict(own, machine: _Machine, slower: float) -> str:
     record = perf_rec(A, times(1, 1.3))
     outcome = Outcome(A, "AvgPool2dBackward", perf=dict(record["perf"]))
-    assert reruns.remeasure(record, outcome, machine.side(slower), own, base_run=machine.side(1.0))
+    assert reruns.remeasure(record, outcome, machine.side(slower), own,
+                            ab=lambda: (machine.side(slower), machine.side(1.0)))
     return perf_gate.apply([dict(record, perf=outcome.perf)], own)[0]["perf_gate"][0]["verdict"]
 
 
@@ -219,7 +221,8 @@ def test_the_paired_rounds_hold_where_a_machine_state_outlasts_a_launch_series(t
         machine = _Machine(s, flip=0.5)
         record = perf_rec(A, times(1, 1.3))
         outcome = Outcome(A, "AvgPool2dBackward", perf=dict(record["perf"]))
-        reruns.remeasure(record, outcome, machine.side(1.0, 60), own, base_run=machine.side(1.0, 60))
+        reruns.remeasure(record, outcome, machine.side(1.0, 60), own,
+                         ab=lambda: (machine.side(1.0, 60), machine.side(1.0, 60)))
         perf = {k: v for k, v in outcome.perf.items() if k != "remeasured_ab"}        # pooled, as recorded then
         pooled.append(perf_gate.apply([dict(record, perf=perf)], own)[0]["perf_gate"][0]["verdict"])
     assert pooled.count("REGRESSION") >= 8
@@ -321,7 +324,8 @@ def test_a_side_that_fails_leaves_a_remeasurement_of_this_runs_side_only(tmp_pat
     record = perf_rec(A, times(1, 1.3))
     outcome = _outcome(record["perf"]["samples_ms"])
     failed = lambda: Outcome(A, "AvgPool2dBackward", Status.FAIL, "boom")     # noqa: E731
-    assert reruns.remeasure(record, outcome, lambda: _outcome(times(3, 1.3)), own, base_run=failed)
+    assert reruns.remeasure(record, outcome, lambda: _outcome(times(3, 1.3)), own,
+                            ab=lambda: (lambda: _outcome(times(3, 1.3)), failed))
     assert "remeasured_base_ms" not in outcome.perf and "boom" in outcome.perf["remeasured_alone"]
 
 

@@ -53,6 +53,7 @@ FASTER_FACTOR = 10.0    # a launch this many times faster than its limit's least
 WALL_SLACK_MS = 10.0    # a launch's event time may exceed 2x its host wall time by this much (clock granularity)
 OUTLIER_FACTOR = 3.0    # a sample this many times above or below the median is listed as an outlier
 MAX_OUTLIERS_LISTED = 20
+TIMING_ONLY = "timing_only"     # a case's perf key (never a case file's): time it, judge nothing
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class PerfSettings:
     rule: perfstats.StoppingRule = perfstats.StoppingRule()
     min_time_s: float = MIN_TIME_S
     cpu: int | None = None      # every thread pinned to this CPU while timed (the gate's A/B rounds)
+    timing_only: bool = False   # a round of the gate's A/B (reporting/perf_ab.py): no golden, no verdict
 
     @classmethod
     def of(cls, group: dict | None) -> "PerfSettings":
@@ -70,7 +72,8 @@ class PerfSettings:
         names = {f.name for f in fields(perfstats.StoppingRule)}
         rule = perfstats.StoppingRule(**{k: v for k, v in group.items() if k in names})
         cpu = group.get("cpu")
-        return cls(int(group.get("warmup", WARMUP)), rule, cpu=int(cpu) if cpu is not None else None)
+        return cls(int(group.get("warmup", WARMUP)), rule, cpu=int(cpu) if cpu is not None else None,
+                   timing_only=group.get(TIMING_ONLY) is True)
 
 
 @dataclass(frozen=True)

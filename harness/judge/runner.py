@@ -87,7 +87,10 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         out.raw, out.reason = Status.SKIP, skip
         return out
     clock = _Clock(out)
-    numerics = case.runs_numerics(family)
+    # a round of the perf gate's A/B re-measurement (reporting/perf_ab.py) was judged in its own
+    # attempt: it times the kernel on fresh inputs, with no golden computed and no verdict
+    timing_only = perf_mod.PerfSettings.of(case.perf).timing_only if case.perf else False
+    numerics = case.runs_numerics(family) and not timing_only
     out.expected_status = case.expected_status(family)
     try:
         made = cache_mod.materials(case, numerics, cache)   # inputs drawn and golden computed, or both read
@@ -101,9 +104,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
     inputs = inputs_mod.mutate(case, prepared)
     args = inputs_mod.build_args(case, inputs, tuple(prepared[case.op.output_like].shape))
     clock.lap("inputs")
-    if case.perf and case.perf.get("timing_only"):
-        # a round of the perf gate's A/B re-measurement (reporting/perf_ab.py): this case was judged
-        # in its own attempt; the round times the kernel on fresh inputs and judges nothing
+    if timing_only:
         _measure(case, backend, inputs, prepared, out)
         clock.lap("perf")
         return out

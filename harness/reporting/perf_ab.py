@@ -29,13 +29,13 @@ import os
 from pathlib import Path
 
 from ..core import affinity
+from ..judge.perf import TIMING_ONLY
 from .identity import SWITCH_PREFIXES, opapi_hash, sha256_file
 
 ROUNDS = 20             # pairs of rounds: the interval of their median ratio tolerates 4 rounds off
 ROUND_LAUNCHES = 30     # timed launches a round (after the case's own warmups) ...
 ROUND_MIN_LAUNCHES = 6  # ... or as few as this where they outlast ROUND_BUDGET_S (long kernels)
 ROUND_BUDGET_S = 0.02
-TIMING_ONLY = "timing_only"     # a case's perf key (never a case file's): time it, judge nothing
 ORDER = "".join("AB" if i % 2 == 0 else "BA" for i in range(ROUNDS))
 BASELINE_LABEL = "baseline-lib"
 

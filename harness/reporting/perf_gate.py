@@ -13,8 +13,8 @@ the same way, and reported, never gating.
 
 A case is flagged for re-measurement against the center of the baseline's runs (perf_runs.py).
 Where the baseline's library is at hand to the live run (perf_ab.py), the re-measurement is an
-interleaved A/B: this run's library and the baseline's, in perf_ab.ROUNDS pairs of short rounds (ABBA order,
-both case workers pinned to one CPU), each A round compared with the B round beside it
+interleaved A/B: this run's library and the baseline's, in perf_ab.ROUNDS pairs of short rounds
+(ABBA order, both case workers pinned to one CPU), each A round compared with the B round beside it
 (harness/core/paired.py: the median of the round ratios, a sign test and its interval), so that a
 competing process slows both alike. That comparison decides: beside the library every case whose
 change the baseline's runs cannot rule out is re-measured, flagged or not (on a shared 2-core
@@ -22,9 +22,9 @@ machine runs of one library move 1.4x, and a run in a fast phase shows a 1.3x sl
 the runs' center), a case the A/B flags takes its verdict, and a case flagged first that the A/B
 does not confirm is noise. Without the library the re-measurement repeats this run's side
 only, (a) and (b) are then against the slowest plausible baseline run (the spread between the
-baseline's runs, when it was built from several), for both sets, and a flagged case says that machine noise is not ruled out (`noise` in
-its verdict); a one-run baseline says in its verdict (`between_runs`) that it cannot rule out
-between-run noise.
+baseline's runs, when it was built from several), for both sets, and a flagged case says that
+machine noise is not ruled out (`noise` in its verdict); a one-run baseline says in its verdict
+(`between_runs`) that it cannot rule out between-run noise.
 
 The tolerance of a case: its baseline entry's, else its case file group's (`perf_tolerance` in the
 record), else the baseline file's, else 10 %.

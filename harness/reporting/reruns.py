@@ -51,20 +51,21 @@ def finish_dump(record: dict, written: dict | None, everything: bool = False) ->
         return None, f"--dump-failures: cannot complete {written['path']}: {type(e).__name__}: {e}"[:1000]
 
 
-def remeasure(record: dict, outcome: Outcome, run, own, bench=None, base_run=None, alone_why: str | None = None) -> bool:
+def remeasure(record: dict, outcome: Outcome, run, own, bench=None, ab=None, alone_why: str | None = None) -> bool:
     """The perf gate's second look (perf_gate.py): when the case's launch times are flagged against
     its perf baselines (own, benchmark), measure it again and keep those launch times in
-    `outcome.perf["remeasured_ms"]`, for the record to be built again. With `base_run` (the case
-    once on the baseline's own library: perf_ab.py) the re-measurement is interleaved, run() and
-    base_run() in turn for perf_ab.ROUNDS rounds, and the baseline library's times go to
-    `remeasured_base_ms`; without it run() once, and `remeasured_alone` says why (`alone_why`).
-    An attempt that brings no times back (it failed, this time) says why in `remeasured_why`: the
+    `outcome.perf["remeasured_ms"]`, for the record to be built again. With `ab` (ab() -> this
+    run's side and the baseline library's, each a callable timing one round: perf_ab.py; made only
+    for a case that is re-measured) the re-measurement is interleaved, the two sides in turn for up
+    to perf_ab.ROUNDS pairs of rounds, and the baseline library's times go to
+    `remeasured_base_ms`; without it run() once, and `remeasured_alone` says why (`alone_why`). An
+    attempt that brings no times back (it failed, this time) says why in `remeasured_why`: the
     gate then calls the case flagged once, not re-measured. Returns whether the outcome changed."""
     if not outcome.perf or not (own or bench) or not perf_gate.needs_remeasurement(record, own, bench,
-                                                                                   ab=base_run is not None):
+                                                                                   ab=ab is not None):
         return False
-    if base_run is not None:
-        return _interleaved(outcome, run, base_run, perf_gate.ab_tolerance(record, own))
+    if ab is not None:
+        return _interleaved(outcome, *ab(), perf_gate.ab_tolerance(record, own))
     again = run()
     samples = (again.perf or {}).get("samples_ms")
     if samples:

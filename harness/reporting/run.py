@@ -191,8 +191,9 @@ class RunReporting:
         return str(self.report_dir(props) / "failures"), self.settings.dump_all
 
     def run_case(self, case, nodeid: str, props: dict, execute, baseline_library=None, deadline_s: float = 0.0) -> dict:
-        """execute(case=case) -> the Outcome of one fresh attempt (of `case`, or of the variant given). Reruns, the record (and with it the final
-        status), the dump (a case the baseline skips is not run at all). baseline_library: the perf
+        """execute(case=case) -> the Outcome of one fresh attempt (of `case`, or of the variant
+        given). Reruns, the record (and with it the final status), the dump (a case the baseline
+        skips is not run at all). baseline_library: the perf
         baseline's library (perf_ab.BaselineLibrary), for an interleaved re-measurement of a flagged
         case within `deadline_s` per attempt."""
         deviation = case.deviation_on(props.get("backend", ""), props.get("family") or None)
@@ -203,12 +204,13 @@ class RunReporting:
         outcome, attempts = reruns.run_with_reruns(execute, self.settings.reruns, deviates=deviation is not None)
         context = self.context(props, nodeid, attempts)
         record = rec_mod.build(outcome, facts, context)
-        # the interleaved re-measurement times short rounds of the case (perf_ab.round_case) on both sides
-        short = perf_ab.round_case(case) if baseline_library is not None and baseline_library.available else None
-        base_run = baseline_library.runner(short, deadline_s) if short is not None else None
-        again = (lambda: execute(short)) if short is not None else execute
+        ab = None
+        if baseline_library is not None and baseline_library.available:
+            def ab():       # short rounds of the case (perf_ab.round_case) on both sides, made when needed
+                short = perf_ab.round_case(case)
+                return (lambda: execute(short)), baseline_library.runner(short, deadline_s)
         alone = baseline_library.why if baseline_library is not None else "the run has no baseline library at hand"
-        if reruns.remeasure(record, outcome, again, *self._perf, base_run=base_run, alone_why=alone):
+        if reruns.remeasure(record, outcome, execute, *self._perf, ab=ab, alone_why=alone):
             record = rec_mod.build(outcome, facts, context)
         if self.settings.dump_failures:
             record["dump"], error = reruns.finish_dump(record, outcome.dump, self.settings.dump_all)
