@@ -7,6 +7,7 @@ line naming the file, the entry and the field (PlatformError), since nothing can
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 from dataclasses import dataclass
@@ -57,6 +58,22 @@ class Family:
     def __str__(self) -> str:
         return self.name
 
+    def __repr__(self) -> str:
+        return f"Family({self.name!r})"
+
+    # Its name, as a DType is (below): --soc, a record's "family" and a case's Family meet in one dict.
+    def __eq__(self, other) -> bool:
+        return _same_named(self, other, Family)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __lt__(self, other) -> bool:
+        return self.name < str(other) if isinstance(other, (str, Family)) else NotImplemented
+
+    def __reduce__(self):       # by name: one record per family in every process, as loaded there
+        return _family_named, (self.name,)
+
 
 @dataclass(frozen=True)
 class DType:
@@ -82,6 +99,33 @@ class DType:
 
     def __str__(self) -> str:
         return self.name
+
+    def __repr__(self) -> str:
+        return f"DType({self.name!r})"
+
+    # A DType is its name the way a StrEnum member is its value: equal to (and hashed as) the
+    # case-file name, ordered by it, so a record's "float16" and a case's DType meet in one set or
+    # dict. Never to an alias ("fp16"): dtypes.lookup() turns those into the DType first.
+    def __eq__(self, other) -> bool:
+        return _same_named(self, other, DType)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __lt__(self, other) -> bool:
+        return self.name < str(other) if isinstance(other, (str, DType)) else NotImplemented
+
+    def __reduce__(self):       # by name (a case worker, the case cache): the record loaded there
+        return _dtype_named, (self.name,)
+
+
+def _same_named(record, other, kind) -> bool:
+    """A platform record equals its own name, and a record of its kind with the same fields."""
+    if isinstance(other, str):
+        return record.name == other
+    if not isinstance(other, kind):
+        return NotImplemented
+    return dataclasses.astuple(record) == dataclasses.astuple(other)
 
 
 class _Bad(Exception):
@@ -246,3 +290,11 @@ def _records(data) -> tuple[tuple[Family, ...], tuple[Family, ...], tuple[DType,
 FAMILIES, OTHER_FAMILIES, DTYPES, SOFTWARE_CANN_DEFAULT = load()
 FAMILY = {f.name: f for f in FAMILIES}
 DTYPE = {d.name: d for d in DTYPES}
+
+
+def _family_named(name: str) -> Family:
+    return FAMILY.get(name) or next(f for f in OTHER_FAMILIES if f.name == name)
+
+
+def _dtype_named(name: str) -> DType:
+    return DTYPE[name]

@@ -148,7 +148,7 @@ def unpinned(name: str, model: Phase1Model) -> list[str]:
         if all(swapped(call, f) == Phase1(case.expected_status(f), first) for f in case.families
                if case.expected_status(f) is not None):
             missed.append(f"{case.id}: with {first} and {second} swapped the model still says {first} "
-                          f"on {', '.join(case.families)}")
+                          f"on {', '.join(map(str, case.families))}")
     return missed
 
 

@@ -219,3 +219,29 @@ def test_the_grep_lets_rules_be(tmp_path):
     c = tmp_path / "rule.c"
     c.write_text("static const int fl[] = {ACL_BF16, ACL_FLOAT16, ACL_FLOAT}, il[] = {ACL_INT32, ACL_INT64};\n")
     assert _tables([path, c]) == []
+
+
+def test_cases_carry_the_platform_records_and_write_their_names():
+    """A case's dtypes and families are the platform's records, not names each room parses again;
+    each meets its name in a dict or set (what --soc and a record carry), and leaves the process
+    as that name."""
+    from harness import operators
+    from harness.core.jsonsafe import jsonable
+    from harness.reporting.records import facts_of
+    seen = 0
+    for path in sorted((Path(__file__).resolve().parents[1] / "cases").glob("*.yaml")):
+        op, cases = operators.load_case_file(path)
+        assert all(isinstance(f, platforms.Family) for f in op.families), path
+        for c in cases:
+            assert isinstance(c.dtype, platforms.DType) and c.dtype is dtypes.lookup(c.dtype.name), c.id
+            assert c.index_dtype is None or isinstance(c.index_dtype, platforms.DType), c.id
+            assert all(isinstance(f, platforms.Family) for f in (*c.families, *c.status)), c.id
+            assert all(c.status[f.name] == c.status[f] for f in c.families if f in c.status), c.id
+            seen += 1
+        facts = facts_of(cases[0], "node")
+        assert type(facts["dtype"]) is str and facts["dtype"] == cases[0].dtype.name
+    assert seen > 1000
+    f16, fam = dtypes.lookup("fp16"), families.BY_NAME["ascend910b"]
+    assert f16 == "float16" and f16 != "fp16" and {"float16": 1}[f16] == 1 and "float16" in {f16}
+    assert fam == "ascend910b" and fam != families.BY_NAME["ascend950"] and sorted([families.BY_NAME["ascend950"], fam])[0] is fam
+    assert jsonable({"d": f16, "f": [fam]}) == {"d": "float16", "f": ["ascend910b"]}

@@ -25,8 +25,8 @@ def _valid_call(loaded, name):
     op, cases = next((op, cases) for op, cases in loaded if op.golden == name)
     case = next(c for c in cases if c.kind == "valid" and c.tier == "default" and not c.skip
                 and all(lay == "contiguous" for lay in c.layouts.values()))
-    dtypes = sorted({c.dtype for c in cases if c.kind == "valid" and c.tier == "default"})
-    index = sorted({c.index_dtype for c in cases if c.kind == "valid" and c.index_dtype})
+    dtypes = sorted({c.dtype.name for c in cases if c.kind == "valid" and c.tier == "default"})
+    index = sorted({c.index_dtype.name for c in cases if c.kind == "valid" and c.index_dtype})
     return op, case, dtypes, index
 
 

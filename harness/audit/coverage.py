@@ -26,6 +26,7 @@ import yaml
 
 from . import labels, order_free, per_axis, size_limits, traceability
 from ..core.argv import run as run_cli
+from ..core.dtypes import DType
 from ..core.errors import CaseFileError
 from ..core.families import FAMILIES
 from ..model import LAYOUTS, Case
@@ -35,7 +36,7 @@ from .requirements import AI_CORES, FLOAT_CLASSES, INT_CLASSES, TILE_ELEMENTS
 class Gap:
     op: str
     family: str
-    dtype: str
+    dtype: DType
     what: str
 
     def __str__(self) -> str:
@@ -61,8 +62,8 @@ def _layouts(case: Case) -> set[str]:
     return set(case.layouts.values())
 
 
-def _is_int(dtype: str) -> bool:
-    return dtype.startswith(("int", "uint")) or dtype == "bool"
+def _is_int(dtype: DType) -> bool:
+    return dtype.kind in ("int", "uint", "bool")
 
 
 def runnable(cases: list[Case], family: str) -> list[Case]:
@@ -81,7 +82,7 @@ def gaps(loaded: traceability.Loaded) -> list[Gap]:
     return found
 
 
-def _dtype_gaps(spec, fam: str, dt: str, cases: list[Case]) -> list[Gap]:
+def _dtype_gaps(spec, fam: str, dt: DType, cases: list[Case]) -> list[Gap]:
     op, out = spec.name, []
     seen_layouts = set().union(*(_layouts(c) for c in cases))
     for lay in LAYOUTS:

@@ -3,7 +3,8 @@
 NaN -> null, +Inf -> "inf", -Inf -> "-inf" (json.dumps would write bare NaN/Infinity,
 which strict parsers reject). A metric that is NaN never passes (compare.py), so null
 losing the difference between "NaN" and "not measured" costs no verdict.
-numpy scalars become Python numbers; tuples become lists; keys become strings.
+numpy scalars become Python numbers; tuples become lists; keys become strings; a platform
+record (DType, Family) its name.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import json
 import math
 from typing import Any
 
+from platforms import DType, Family
 
 _PLAIN = (str, int, bool, type(None))
 
@@ -25,6 +27,8 @@ def jsonable(x: Any) -> Any:
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [jsonable(v) for v in x]
+    if t is DType or t is Family:
+        return x.name
     if type(x).__module__ == "numpy" and hasattr(x, "item"):   # a numpy scalar; numpy itself is not
         x = x.item()                                            # imported here (the pytest process needs none)
     if isinstance(x, float) and not math.isfinite(x):

@@ -135,9 +135,9 @@ def _changes(facts: facts_mod.OpFacts, c, usual: dict) -> tuple[Defect, ...]:
     out: dict = {}
     for p in facts.op.tensor_params:
         if p.dtype == "data" and c.dtype != usual["dtype"]:
-            out[("dtype", p.name)] = Defect("dtype", p.name, c.dtype)
+            out[("dtype", p.name)] = Defect("dtype", p.name, c.dtype.name)     # a defect's value: a name
         if p.dtype == "index" and c.index_dtype != usual["index_dtype"] and c.index_dtype:
-            out[("dtype", p.name)] = Defect("dtype", p.name, c.index_dtype)
+            out[("dtype", p.name)] = Defect("dtype", p.name, c.index_dtype.name)
         for kind, mine, base in (("format", c.formats, usual["format"]), ("layout", c.layouts, usual["layout"])):
             if p.name in mine and mine[p.name] != base.get(p.name):
                 out[(kind, p.name)] = Defect(kind, p.name, mine[p.name])

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from .. import operators
+from ..core import dtypes, families
 from ..model import Case
 from ..repro import lookup as repro_lookup, write_c_repro
 
@@ -29,7 +30,11 @@ def _per_tensor(pairs) -> object:
 
 
 def _plain(v):
-    return list(v) if isinstance(v, tuple) else v
+    """A value as the case file spells it: a list for a tuple, a platform record's name for a
+    DType or Family."""
+    if isinstance(v, tuple):
+        return [_plain(x) for x in v]
+    return v.name if isinstance(v, (dtypes.DType, families.Family)) else v
 
 
 def group_of(finding, note: str, how: str = "found by ./run explore") -> dict:
@@ -38,7 +43,7 @@ def group_of(finding, note: str, how: str = "found by ./run explore") -> dict:
     ex, case = plan.example, plan.case
     env = ex.config.envelope
     group: dict = {"name": ex.group, "description": f"{how}: {finding.signature}",
-                   "note": note, "families": [ex.family]}
+                   "note": note, "families": [_plain(ex.family)]}
     if case.kind == "valid":
         if case.standard != ex.facts.op.standard:
             group["standard"] = case.standard
@@ -47,19 +52,19 @@ def group_of(finding, note: str, how: str = "found by ./run explore") -> dict:
         if env.relaunch:
             group["relaunch"] = True
         if env.deviations:
-            group["deviations"] = [{"backend": d.backend, **({"dtype": list(d.dtypes)} if d.dtypes else {}),
-                                    **({"families": list(d.families)} if d.families else {}), "reason": d.reason}
+            group["deviations"] = [{"backend": d.backend, **({"dtype": _plain(d.dtypes)} if d.dtypes else {}),
+                                    **({"families": _plain(d.families)} if d.families else {}), "reason": d.reason}
                                    for d in env.deviations]
-        matrix = {"shape": [list(ex.config.shape)], "dtype": [env.dtype]}
+        matrix = {"shape": [list(ex.config.shape)], "dtype": [_plain(env.dtype)]}
         if env.index_dtype:
-            matrix["index_dtype"] = [env.index_dtype]
+            matrix["index_dtype"] = [_plain(env.index_dtype)]
         matrix.update({"format": [_per_tensor(case.formats)], "layout": [_per_tensor(env.layouts)],
                        "values": [env.values.name], "attrs": [ex.config.attr_dict]})
         group["matrix"] = matrix
         return group
-    base = {"shape": list(ex.config.shape), "dtype": env.dtype}
+    base = {"shape": list(ex.config.shape), "dtype": _plain(env.dtype)}
     if env.index_dtype:
-        base["index_dtype"] = env.index_dtype
+        base["index_dtype"] = _plain(env.index_dtype)
     base.update({"format": _per_tensor(case.formats), "layout": _per_tensor(env.layouts), "values": env.values.name,
                  "attrs": ex.config.attr_dict})
     scenario: dict = {"name": ex.label}

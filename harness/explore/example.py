@@ -81,8 +81,8 @@ class Example:
     def canonical(self) -> dict:
         """The example as JSON-able data (its hash, the summary, the YAML emitter read this)."""
         env = self.config.envelope
-        return {"op": self.op, "family": self.family, "envelope": env.group, "dtype": env.dtype,
-                "index_dtype": env.index_dtype, "formats": dict(env.formats), "layouts": dict(env.layouts),
+        return {"op": self.op, "family": str(self.family), "envelope": env.group, "dtype": str(env.dtype),
+                "index_dtype": str(env.index_dtype) if env.index_dtype else None, "formats": dict(env.formats), "layouts": dict(env.layouts),
                 "values": env.values.name, "standard": self.standard or env.standard, "shape": list(self.config.shape),
                 "attrs": self.config.attr_dict,
                 "defects": [[d.kind, d.target, list(d.value) if isinstance(d.value, tuple) else d.value]

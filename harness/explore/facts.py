@@ -37,8 +37,8 @@ class Envelope:
     """One successful way to call the op on one family, as a valid group of its case file declares it."""
     group: str
     family: str
-    dtype: str
-    index_dtype: str | None
+    dtype: dtypes_mod.DType
+    index_dtype: dtypes_mod.DType | None
     formats: tuple[tuple[str, str], ...]      # tensor -> ACL format label
     layouts: tuple[tuple[str, str], ...]      # tensor -> memory layout
     values: Distribution
@@ -178,11 +178,11 @@ def envelopes(op: OpSpec, cases: list[Case]) -> tuple[Envelope, ...]:
             for fam in c.families:
                 if c.status.get(fam) != 0:
                     continue
-                env = Envelope(group, fam, c.dtype, c.index_dtype, tuple(sorted(c.formats.items())),
+                env = Envelope(group, fam.name, c.dtype, c.index_dtype, tuple(sorted(c.formats.items())),
                                tuple(sorted(c.layouts.items())), c.values, c.standard, ranks, scalars,
                                c.deviations, c.deterministic, c.relaunch,
                                all(f == formats_mod.caller_label(len(c.shape)) for f in c.formats.values()))
-                key = (group, fam, env.dtype, env.index_dtype, env.formats, env.layouts, c.values.name)
+                key = (group, fam.name, env.dtype, env.index_dtype, env.formats, env.layouts, c.values.name)
                 out.setdefault(key, env)
                 attrs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in
                               sorted(c.attrs.items(), key=lambda kv: order.get(kv[0], len(order))))

@@ -36,6 +36,7 @@ import golden
 from golden._phase1 import UNDEFINED, Phase1
 
 from .. import inputs
+from ..core import dtypes
 from ..judge import compare, sums
 from ..judge.phase1_model import call_of
 from ..model import Case
@@ -195,7 +196,7 @@ def _room(expected: torch.Tensor, terms: torch.Tensor, dtype: torch.dtype) -> to
     return torch.maximum(0.5 * _ulps(expected, dtype), RESOLUTION_ULPS * _ulps(terms, torch.float32))
 
 
-def beyond_resolution(standard: str, dtype: str, expected: dict[str, torch.Tensor],
+def beyond_resolution(standard: str, dtype, expected: dict[str, torch.Tensor],
                       terms: dict[str, torch.Tensor] | None = None) -> str:
     """Why the standard cannot judge this golden, or "": at some element, what a correct kernel may
     be off by (_room) exceeds what the standard allows there. TTK mixed's cap (0.01 for fp32) holds
@@ -207,12 +208,13 @@ def beyond_resolution(standard: str, dtype: str, expected: dict[str, torch.Tenso
     away (36 terms), both over TTK's 0.01; MaxPool3d fp32 with a 3x386x17 window, -0.90906 from
     thousands of argmax terms and the kernel 6.6e-5 away, over single_bm's 2^-14."""
     thr = _thresholds(standard, dtype)
-    if not thr or not hasattr(torch, dtype):
+    torch_dtype = dtypes.torch_or_none(dtype)       # dtype: a DType or its name
+    if not thr or torch_dtype is None:
         return ""
     for name, g in expected.items():
         if not g.numel() or not g.is_floating_point():
             continue
-        room = _room(g, (terms or expected)[name], getattr(torch, dtype))
+        room = _room(g, (terms or expected)[name], torch_dtype)
         mag = g.double().abs()
         if "max_abs_err" in thr:
             over, allowed = room, torch.full_like(room, thr["max_abs_err"])

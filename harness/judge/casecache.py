@@ -2,7 +2,8 @@
 every case file again in every pytest process (each xdist worker collects everything).
 
 An entry is used only when its key matches: the file's path and bytes, the source of the case
-model (harness/model, the dtype/format/family tables) and of what the vocabulary is made of
+model (harness/model, the dtype/format/family tables and the platform layer they read:
+platforms/__init__.py and platform.yaml) and of what the vocabulary is made of
 (the standards table, the golden module names, the backend names), and the Python version.
 Anything unreadable or mismatched is recomputed and rewritten, never used. A file that does not
 load is never cached: its error is raised again from the source each time.
@@ -20,13 +21,15 @@ import stat
 import sys
 from pathlib import Path
 
+import platforms
+
 from ..core import atomic
 from ..model import source
 
 _HARNESS = Path(__file__).resolve().parents[1]
 _ROOT = _HARNESS.parent
 DIRECTORY = _ROOT / "build" / "casefiles"
-_FORMAT = 1          # bump when the entry layout changes
+_FORMAT = 2          # bump when the entry layout changes (2: DType and Family records, pickled by name)
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,7 +37,7 @@ def _code_key(vocabulary_facts: str) -> bytes:
     h = hashlib.sha256(f"{_FORMAT} {sys.version} {vocabulary_facts}".encode())
     sources = sorted((_HARNESS / "model").glob("*.py")) + sorted((_HARNESS / "model").glob("*.yaml"))
     sources += [_HARNESS / "core" / n for n in ("dtypes.py", "formats.py", "families.py", "errors.py")]
-    sources += [_HARNESS / "judge" / "standards.yaml"]
+    sources += [_HARNESS / "judge" / "standards.yaml", platforms.PLATFORM_FILE, Path(platforms.__file__)]
     for src in sources:
         h.update(src.name.encode() + b"\0" + src.read_bytes())
     return h.digest()

@@ -61,13 +61,13 @@ def thresholds(standard: str, dtype: str) -> dict[str, float]:
     """The threshold dict for (standard, dtype); ValueError naming both if undefined."""
     tables = _tables()
     if standard not in _REGISTRY:
-        raise ValueError(f"unknown precision standard {standard!r} (dtype {dtype!r}); "
+        raise ValueError(f"unknown precision standard {standard!r} (dtype {str(dtype)!r}); "
                          f"known standards: {', '.join(_REGISTRY)}")
     table = tables[standard]
     key = _canon(dtype)
     if key not in table:
         raise ValueError(f"precision standard {standard!r} defines no threshold for dtype "
-                         f"{dtype!r}; it covers: {', '.join(table)}")
+                         f"{str(dtype)!r}; it covers: {', '.join(table)}")
     return dict(table[key])
 
 

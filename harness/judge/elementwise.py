@@ -41,7 +41,7 @@ def round_to(g: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
     once; for bfloat16 we round to float32 with round-to-odd first, which makes the second
     rounding exact (float32 keeps >= 2 extra bits).
     """
-    dtype = STORAGE.get(dtype, dtype)
+    dtype = STORAGE.get(str(dtype), str(dtype))
     if dtype not in ("float16", "float32", "float64", "bfloat16"):
         # never a silent bfloat16 rounding of another format (a float8 has neither its mantissa
         # nor its range): a dtype added to the platform to compute with needs its rounding here

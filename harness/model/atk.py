@@ -35,7 +35,7 @@ MAX_ELEMENTS = 1 << 26
 
 # What the case files declare for every summing group: the torch CPU backend is no fp32-accumulating
 # device, so its fp16/bf16 results are expected to miss the ATK golden (summed in fp32).
-TORCH_HALF = Deviation("torch", ("float16", "bfloat16"),
+TORCH_HALF = Deviation("torch", (dtypes.lookup("float16"), dtypes.lookup("bfloat16")),
                        "torch CPU accumulates fp16/bf16 gradients in the tensor dtype; ATK's golden sums in fp32")
 
 
@@ -159,9 +159,9 @@ def _attrs(rd: _Reader, op: OpSpec, given: dict) -> dict:
     return out
 
 
-def _dtype(name: str, what: str) -> str:
+def _dtype(name: str, what: str) -> dtypes.DType:
     try:
-        return dtypes.lookup(name).name
+        return dtypes.lookup(name)
     except KeyError:
         raise _Skip(f"{what}: unknown dtype {name!r}") from None
 
@@ -224,7 +224,7 @@ def _case(path: Path, op: OpSpec, raw: dict, statuses: dict, vocab: Vocabulary) 
                         f"{MAX_ELEMENTS:,} (float64 golden and host copies need ~40 bytes an element)")
         status = statuses.get((dtype, index_dtype), {})
         notes = ([ex.note] if ex.note else []) + rd.notes
-        name = f"{GROUP}[{cid}-{dtype}{'-' + index_dtype if index_dtype else ''}-{ids.shape_id(shape)}]"
+        name = f"{GROUP}[{cid}-{dtype}{f'-{index_dtype}' if index_dtype else ''}-{ids.shape_id(shape)}]"
         return Case(name=name, shape=shape, dtype=dtype, index_dtype=index_dtype, attrs=attrs, values=values,
                     status={f: s for f, s in status.items() if f in op.families}, standard=standard,
                     tier="slow" if largest > SLOW_ELEMENTS else "default", note="; ".join(notes) or None,

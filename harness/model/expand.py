@@ -162,8 +162,8 @@ def expand_invalid(path, op: OpSpec, g: dict, named: dict, vocab: Vocabulary) ->
         dt = w.dtype(src("dtype"), base["dtype"])
         idt = w.dtype(src("index_dtype"), base["index_dtype"]) if base.get("index_dtype") else None
         for key, value in (("dtype", dt), ("index_dtype", idt)):
-            if value is not None and dtypes.lookup(value).torch_name is None:    # found at load, not at run
-                raise w.error(f"dtype {value!r} has no torch equivalent, and a scenario's base is prepared as a "
+            if value is not None and value.torch_name is None:    # found at load, not at run
+                raise w.error(f"dtype {value.name!r} has no torch equivalent, and a scenario's base is prepared as a "
                               f"valid call first: pass it as a tensor change (tensors: {{<name>: {{dtype: {value}}}}}), "
                               "an unbacked descriptor", src(key))
         shape = w.shape(src("shape"), base["shape"])

@@ -41,13 +41,13 @@ class Where:
 
     # ------------------------------------------------------------ single values
 
-    def families(self, fld, names) -> tuple[str, ...]:
+    def families(self, fld, names) -> tuple[families.Family, ...]:
         for i, n in enumerate(names):
             if n not in families.FAMILIES:
-                raise self.error(f"unknown SoC family {n!r}; valid: {', '.join(families.FAMILIES)}", fld)
+                raise self.error(f"unknown SoC family {str(n)!r}; valid: {', '.join(families.FAMILIES)}", fld)
             if n in names[:i]:
-                raise self.error(f"family {n!r} is listed twice", fld)
-        return tuple(names)
+                raise self.error(f"family {str(n)!r} is listed twice", fld)
+        return tuple(families.BY_NAME[str(n)] for n in names)
 
     def status_value(self, fld, v) -> int:
         if not is_status(v):
@@ -72,12 +72,12 @@ class Where:
             elif others is not None:
                 out[f] = others
             else:
-                raise self.error(f"no expected status for family {f!r} (give it, or 'others')", fld)
+                raise self.error(f"no expected status for family {f.name!r} (give it, or 'others')", fld)
         return out
 
-    def dtype(self, fld, name) -> str:
+    def dtype(self, fld, name) -> dtypes.DType:
         try:
-            return dtypes.lookup(name).name
+            return dtypes.lookup(name)
         except KeyError as e:
             raise self.error(str(e.args[0]), fld) from None
 
@@ -120,7 +120,7 @@ class Where:
         for fam in fams:
             ranks = tensor.ranks_on(fam)
             if ranks is None:
-                raise self.error(f"the signature gives {tensor.name}'s ranks per family, but none for {fam!r} "
+                raise self.error(f"the signature gives {tensor.name}'s ranks per family, but none for {str(fam)!r} "
                                  "(give it, or 'others')", fld)
             if len(shape) not in ranks:
                 on = "" if dict(tensor.ranks).keys() == {"others"} else f" on {fam}"

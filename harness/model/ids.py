@@ -33,8 +33,9 @@ def per_tensor_id(values: dict) -> str:
     return "+".join(f"{k}.{v}" for k, v in sorted(values.items()))
 
 
-def matrix_case_name(group: str, dtype: str, index_dtype: str | None, shape, attrs: dict,
+def matrix_case_name(group: str, dtype, index_dtype, shape, attrs: dict,
                      formats: dict, layouts: dict, values: str) -> str:
-    parts = [dtype + (f"-{index_dtype}" if index_dtype else ""), shape_id(shape), attrs_id(attrs),
+    """dtype, index_dtype: DTypes (or their names), index_dtype None for an op without indices."""
+    parts = [f"{dtype}" + (f"-{index_dtype}" if index_dtype else ""), shape_id(shape), attrs_id(attrs),
              per_tensor_id(formats), per_tensor_id(layouts), values]
     return f"{group}[{'-'.join(parts)}]"

@@ -60,7 +60,7 @@ def _params(w: Where, doc) -> tuple[list[Param], set[str]]:
         seen.add(p["name"])
         dt = p.get("dtype")
         if p["type"] == "tensor" and dt not in (None, "data", "index"):
-            dt = w.dtype(f"signature.{i}.dtype", dt)
+            dt = w.dtype(f"signature.{i}.dtype", dt).name    # Case.dtype_of gives its DType
         if "ranks" in p and p["type"] != "tensor":
             raise w.error(f"ranks given for {p['name']!r}, which is not a tensor", f"signature.{i}.ranks")
         ranks = w.ranks(f"signature.{i}.ranks", p["ranks"]) if "ranks" in p else ()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core import dtypes
+from ..core.dtypes import DType
 from .distributions import Distribution
 
 SCALAR_KINDS = {"bool": bool, "int64": int, "int8": int, "double": float}
@@ -21,7 +23,7 @@ OUT_POINTERS = ("workspaceSize", "executor")
 class Param:
     name: str
     type: str                 # tensor | int_array | bool | int64 | int8 | double
-    dtype: str | None = None  # tensors: 'data', 'index' or a fixed dtype name
+    dtype: str | None = None  # tensors: 'data', 'index' or a fixed dtype's name (Case.dtype_of: its DType)
     output: bool = False
     # tensors: the ranks the op takes, as (family or "others", ranks) pairs (spec sections A/B);
     # empty: not given, no limit
@@ -75,7 +77,7 @@ class OpDescriptor:
 class AtkExecutor:
     """What ATK's executor for one op does between the JSON and the library (spec section E.2)."""
     format: str                       # the ACL format every tensor is created with
-    index_dtype: str | None = None    # dtype indices are cast to (None: the JSON's)
+    index_dtype: DType | None = None  # dtype indices are cast to (None: the JSON's)
     placeholders: tuple[str, ...] = ()  # JSON entries the executor replaces (values from a forward pass)
     drawn: bool = False               # inputs are used as drawn from the JSON (no forward pass)
     note: str | None = None
@@ -86,7 +88,7 @@ class AtkExecutor:
 class CoverageExemption:
     """A coverage requirement that cannot hold for one family and dtype, and why."""
     family: str
-    dtype: str
+    dtype: DType
     requirement: str                  # values | layouts | tiles
     why: str
 
@@ -109,7 +111,7 @@ class OpSpec:
     atk: AtkExecutor | None = None            # its ATK executor (None: the op has no ATK list)
     coverage_exemptions: tuple[CoverageExemption, ...] = ()
 
-    def exempt(self, family: str, dtype: str, requirement: str) -> str | None:
+    def exempt(self, family: str, dtype: DType, requirement: str) -> str | None:
         """Why `requirement` need not hold for `family` and `dtype`, or None."""
         return next((e.why for e in self.coverage_exemptions
                      if (e.family, e.dtype, e.requirement) == (family, dtype, requirement)), None)
@@ -146,11 +148,11 @@ class OpSpec:
 class Deviation:
     """A known deviation of a backend (not of the op): matching cases are expected to fail there."""
     backend: str
-    dtypes: tuple[str, ...]     # empty: every dtype
+    dtypes: tuple[DType, ...]   # empty: every dtype
     reason: str
     families: tuple[str, ...] = ()  # empty: every family (a hardware deviation names its families)
 
-    def matches(self, backend: str, dtype: str, family: str | None = None) -> bool:
+    def matches(self, backend: str, dtype: DType, family: str | None = None) -> bool:
         return (backend == self.backend and (not self.dtypes or dtype in self.dtypes)
                 and (not self.families or family in self.families))
 
@@ -170,8 +172,8 @@ class Case:
     name: str                 # pytest item name: group[params]
     kind: str                 # 'valid' | 'invalid'
     shape: tuple[int, ...]
-    dtype: str
-    index_dtype: str | None
+    dtype: DType
+    index_dtype: DType | None
     formats: dict             # tensor name -> ACL format label
     layouts: dict             # tensor name -> memory layout
     attrs: dict
@@ -213,12 +215,12 @@ class Case:
             return any(s == 0 for s in self.status.values())
         return self.status.get(family) == 0
 
-    def dtype_of(self, param: Param) -> str:
+    def dtype_of(self, param: Param) -> DType | None:
         if param.dtype in (None, "data"):
             return self.dtype
         if param.dtype == "index":
             return self.index_dtype
-        return param.dtype
+        return dtypes.lookup(param.dtype)
 
     @property
     def call_attrs(self) -> dict:

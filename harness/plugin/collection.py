@@ -172,7 +172,7 @@ class CaseItem(pytest.Item):
         super().__init__(**kw)
         self.case = case
         for name in (case.op.marker, case.kind, *case.families, *(("slow",) if case.tier == "slow" else ())):
-            self.add_marker(_mark(name))
+            self.add_marker(_mark(str(name)))
 
     def runtest(self):
         self.record = self.config.stash[LIFECYCLE].run_item(self)

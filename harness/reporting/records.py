@@ -236,7 +236,8 @@ FACT_KEYS = tuple(CaseFacts.__annotations__)
 def facts_of(case, nodeid: str, deviation: str | None = None) -> CaseFacts:
     """What a record says about its case: enough to select and group cases without parsing ids."""
     facts = CaseFacts(case_id=case.id, nodeid=nodeid, op=case.op.name, group=case.group, kind=case.kind,
-                      tier=case.tier, dtype=case.dtype, index_dtype=case.index_dtype, shape=list(case.shape),
+                      tier=case.tier, dtype=case.dtype.name,
+                      index_dtype=case.index_dtype.name if case.index_dtype else None, shape=list(case.shape),
                       attrs=jsonable(case.call_attrs), layouts=dict(case.layouts), formats=dict(case.formats),
                       check=case.check, note=case.note, deviation=deviation)
     if (case.perf or {}).get("tolerance") is not None:

@@ -194,7 +194,7 @@ def make(case: Case, args: list[Arg], golden: dict | None, family: str) -> Plan:
     """The plan of `case` on `family` from the argument list the backend receives and the
     golden outputs (None: the case compares no numerics on `family`)."""
     if family not in case.status:
-        known = ", ".join(sorted(case.status)) or "none"
+        known = ", ".join(map(str, sorted(case.status))) or "none"
         raise ValueError(f"{case.id} has no expected status on {family} (it has one on: {known})")
     numerics = case.runs_numerics(family)
     if numerics and golden is None:
