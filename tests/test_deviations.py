@@ -10,6 +10,7 @@ guards nothing. No op is named here: a sixth operator's deviations are checked b
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -34,6 +35,7 @@ class OpDeviations:
     groups: dict                    # group name -> the cases it expands to
 
 
+@functools.lru_cache(maxsize=1)      # read at collection for every parametrized pair
 def _ops() -> list[OpDeviations]:
     out = []
     for op, cases in traceability.load_all():
@@ -100,10 +102,13 @@ def test_the_audit_catches_a_deviation_without_cases_and_a_stray_dev_group():
     assert any("no case on ['ascend310b']" in p for p in problems), problems
 
 
-def _selection(family: str) -> tuple[list[str], dict[str, str]]:
-    """The case files and {case id: group} of the dev cases that run on `family`."""
+def _selection(family: str, op: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """The case files and {case id: group} of the dev cases that run on `family` (of the op whose
+    case file is cases/`op`.yaml, or of every op)."""
     files, cases = set(), {}
     for o in _ops():
+        if op is not None and Path(o.path).stem != op:
+            continue
         for d in o.deviations:
             for g in d.groups:
                 for c in o.groups.get(g, []):
@@ -113,8 +118,8 @@ def _selection(family: str) -> tuple[list[str], dict[str, str]]:
     return sorted(files), cases
 
 
-def _run(tmp_path, family: str, deviations: bool) -> dict[str, str]:
-    files, cases = _selection(family)
+def _run(tmp_path, family: str, deviations: bool, op: str | None = None) -> dict[str, str]:
+    files, cases = _selection(family, op)
     env = dict(os.environ, SWCANN_SOC=family)
     for var in ("ASCEND_HOME_PATH", "SWCANN_FAULTS", "SWCANN_DEVIATIONS"):
         env.pop(var, None)
@@ -138,12 +143,19 @@ def _families() -> list[str]:
     return sorted({f for o in _ops() for d in o.deviations if d.groups for f in d.families})
 
 
-@pytest.mark.parametrize("family", _families())
-def test_deviation_cases_pass_on_documented_semantics_and_fail_on_the_deviation(tmp_path, family):
-    documented = _run(tmp_path, family, deviations=False)
+def _family_ops() -> list[tuple[str, str]]:
+    """(family, case-file stem) of every op with dev cases on the family: an op's own items, so
+    that tests/test_toy_operator.py runs an added op's alone."""
+    return sorted({(f, Path(o.path).stem) for f in _families() for o in _ops()
+                   if _selection(f, Path(o.path).stem)[1]})
+
+
+@pytest.mark.parametrize("family,op", _family_ops())
+def test_deviation_cases_pass_on_documented_semantics_and_fail_on_the_deviation(tmp_path, family, op):
+    documented = _run(tmp_path, family, deviations=False, op=op)
     wrong = sorted(c for c, o in documented.items() if o != "PASS")
     assert not wrong, f"dev cases failing on the documented semantics: {wrong}"
-    deviating = _run(tmp_path, family, deviations=True)
+    deviating = _run(tmp_path, family, deviations=True, op=op)
     missed = sorted(c for c, o in deviating.items() if o != "FAIL")
     assert not missed, f"dev cases that do not expose their deviation on {family}: {missed}"
 
