@@ -255,4 +255,27 @@ def max_pool_info(nsp, golden_fn, reference, rank_tags, examples, deviations=(),
                            required_tags=MAX_POOL_TAGS | frozenset(rank_tags), reference=reference,
                            autograd=max_pool_autograd(nsp), forward=max_pool_checked_forward(nsp),
                            examples=tuple(examples), deviations=(SCATTER_LAST_WRITER_WINS,) + tuple(deviations),
-                           model=model, doc_deviations=tuple(doc_deviations))
+                           model=model, doc_deviations=tuple(doc_deviations),
+                           order_varies=overlap_summed_atomically(
+                               nsp, True, "the A2/A3 Normal tiling splits overlapping windows over cores by "
+                                          "GetDeterministic(), spec C Determinism"))
+
+
+def overlap_summed_atomically(nsp: int, dilation: bool, where: str) -> Callable:
+    """order_varies of a windowed pool whose A2/A3 kernel sums overlapping windows (a window's
+    extent (k-1)*d+1 past its stride on some axis) with atomic adds in an order only deterministic
+    mode fixes: such a call run without that mode may change its bits between runs (spec C
+    Determinism of MaxPool2d, MaxPool3d and AvgPool2d). `where` names the kernel and the spec."""
+    def varies(shape, attrs, family, deterministic=True):
+        if deterministic or family not in A2A3:
+            return None
+        from . import _common
+        try:
+            k, s, _p, d, _ceil = _common.pool_attrs(attrs, nsp, dilation=dilation)
+        except (ValueError, TypeError):
+            return None                 # not a call the op takes: nothing is allowed
+        if not any((kk - 1) * dd + 1 > ss for kk, ss, dd in zip(k, s, d)):
+            return None
+        return (f"overlapping windows are summed with atomic adds whose order {family} fixes only in "
+                f"deterministic mode, which this run did not ask for ({where})")
+    return varies

@@ -243,6 +243,9 @@ def _ceil_mode_pool_size_matches_spec():
 
 
 INFO = _opinfo.OpInfo(
+    order_varies=_opinfo.overlap_summed_atomically(
+        2, False, "910B/910_93's AvgPool3DGrad adds overlapping windows atomically unless isDetermine, "
+                  "spec C Determinism"),
     model=MODEL,
     doc_deviations=(
         _opinfo.DocDeviation(
