@@ -34,8 +34,40 @@ class Bandwidth:
     source: str
 
 
-@dataclass(frozen=True)
-class Family:
+class _Named:
+    """What Family and DType share: a record is its name, the way a StrEnum member is its value.
+    Equal to (and hashed as) its canonical name and ordered by it, so --soc ascend910b, a record's
+    "dtype": "float16" and a case's record meet in one set or dict; never equal to an alias ("fp16":
+    harness.core.dtypes.lookup first). Pickled by name: every process holds one record per name,
+    the one its own platform file loaded (a case worker, the case cache)."""
+    __slots__ = ()
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            return self.name == other
+        if type(other) is not type(self):
+            return NotImplemented
+        return dataclasses.astuple(self) == dataclasses.astuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __lt__(self, other) -> bool:
+        return self.name < str(other) if isinstance(other, (str, type(self))) else NotImplemented
+
+    def __reduce__(self):
+        return _named, (type(self).__name__, self.name)
+
+
+@dataclass(frozen=True, eq=False, repr=False)   # eq, hash and repr: _Named's
+class Family(_Named):
     name: str
     arch: str | None                    # "DAV_2201"; None for a family no op supports
     soc_patterns: tuple[str, ...]       # fnmatch patterns of its aclrtGetSocName() strings
@@ -55,28 +87,10 @@ class Family:
         rows = [b for b in self.bandwidth if soc_name.startswith(b.soc_prefix)]
         return max(rows, key=lambda b: len(b.soc_prefix)) if rows else None
 
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return f"Family({self.name!r})"
-
-    # Its name, as a DType is (below): --soc, a record's "family" and a case's Family meet in one dict.
-    def __eq__(self, other) -> bool:
-        return _same_named(self, other, Family)
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __lt__(self, other) -> bool:
-        return self.name < str(other) if isinstance(other, (str, Family)) else NotImplemented
-
-    def __reduce__(self):       # by name: one record per family in every process, as loaded there
-        return _family_named, (self.name,)
 
 
-@dataclass(frozen=True)
-class DType:
+@dataclass(frozen=True, eq=False, repr=False)
+class DType(_Named):
     name: str                   # the case-file name (torch's spelling)
     acl_name: str               # the aclDataType constant
     acl: int                    # its enum value
@@ -97,35 +111,6 @@ class DType:
     def is_float(self) -> bool:
         return self.kind == "float"
 
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return f"DType({self.name!r})"
-
-    # A DType is its name the way a StrEnum member is its value: equal to (and hashed as) the
-    # case-file name, ordered by it, so a record's "float16" and a case's DType meet in one set or
-    # dict. Never to an alias ("fp16"): dtypes.lookup() turns those into the DType first.
-    def __eq__(self, other) -> bool:
-        return _same_named(self, other, DType)
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __lt__(self, other) -> bool:
-        return self.name < str(other) if isinstance(other, (str, DType)) else NotImplemented
-
-    def __reduce__(self):       # by name (a case worker, the case cache): the record loaded there
-        return _dtype_named, (self.name,)
-
-
-def _same_named(record, other, kind) -> bool:
-    """A platform record equals its own name, and a record of its kind with the same fields."""
-    if isinstance(other, str):
-        return record.name == other
-    if not isinstance(other, kind):
-        return NotImplemented
-    return dataclasses.astuple(record) == dataclasses.astuple(other)
 
 
 class _Bad(Exception):
@@ -292,9 +277,8 @@ FAMILY = {f.name: f for f in FAMILIES}
 DTYPE = {d.name: d for d in DTYPES}
 
 
-def _family_named(name: str) -> Family:
+def _named(kind: str, name: str) -> _Named:
+    """The record a pickle names (_Named.__reduce__), as this process loaded it."""
+    if kind == "DType":
+        return DTYPE[name]
     return FAMILY.get(name) or next(f for f in OTHER_FAMILIES if f.name == name)
-
-
-def _dtype_named(name: str) -> DType:
-    return DTYPE[name]
