@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ..core import dtypes
 from ..core.dtypes import DType
+from ..core.families import Family
 from .distributions import Distribution
 
 SCALAR_KINDS = {"bool": bool, "int64": int, "int8": int, "double": float}
@@ -55,7 +56,7 @@ class Check:
     id: str
     what: str
     status: int | None              # what it returns when it fails (None: no status to assert)
-    families: tuple[str, ...]       # where it runs
+    families: tuple[Family, ...]    # where it runs
     untestable: str | None
     limit: Limit | None = None
     axes: tuple[str, ...] = ()      # axes the check examines one by one (N, C, D, H, W)
@@ -98,7 +99,7 @@ class OpSpec:
     name: str                 # e.g. MaxPool2dWithIndicesBackward
     golden: str               # module name in golden/
     standard: str
-    families: tuple[str, ...]
+    families: tuple[Family, ...]
     params: tuple[Param, ...]
     output_like: str          # input whose shape the output takes
     channel_last_formats: tuple[str, ...]
@@ -150,7 +151,7 @@ class Deviation:
     backend: str
     dtypes: tuple[DType, ...]   # empty: every dtype
     reason: str
-    families: tuple[str, ...] = ()  # empty: every family (a hardware deviation names its families)
+    families: tuple[Family, ...] = ()  # empty: every family (a hardware deviation names its families)
 
     def matches(self, backend: str, dtype: DType, family: str | None = None) -> bool:
         return (backend == self.backend and (not self.dtypes or dtype in self.dtypes)
@@ -178,8 +179,8 @@ class Case:
     layouts: dict             # tensor name -> memory layout
     attrs: dict
     values: Distribution
-    families: tuple[str, ...]
-    status: dict              # family -> expected phase-1 status
+    families: tuple[Family, ...]
+    status: dict              # Family -> expected phase-1 status
     standard: str
     tier: str = "default"
     note: str | None = None
