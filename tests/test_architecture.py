@@ -108,3 +108,27 @@ def test_a_planted_cycle_is_caught(tmp_path, monkeypatch):
         monkeypatch.delitem(sys.modules, name)
     cycles = _module_cycles(root)
     assert any("harness.core.status" in c and "harness.reporting.records" in c for c in cycles), cycles
+
+
+# Where a run's Target turns into its wire form of plain strings or back: each a process or file
+# boundary. Everything between reads the typed fields; a module that starts passing the properties
+# around as a dict again shows up here (it used to be 47 dict reads in the reporting layer alone).
+TARGET_WIRE_BOUNDARIES = {
+    "harness/backends/base.py": "a backend says what it is (BackendInfo.target)",
+    "harness/plugin/runinfo.py": "the controller hands the run to its xdist workers",
+    "harness/plugin/output.py": "pytest's --junitxml global properties",
+    "harness/reporting/records.py": "a record's backend identity in results.jsonl",
+    "harness/reporting/identity.py": "summary.json's identity (backend_properties)",
+    "harness/reporting/recorder.py": "summary.json's properties",
+    "harness/reporting/__main__.py": "the offline gate reads a finished run's identity",
+    "harness/audit/faultscore.py": "the fault score reads finished records",
+    "harness/target/__init__.py": "the type itself (UNKNOWN)",
+}
+
+
+def test_the_target_changes_form_only_at_its_boundaries():
+    import re
+    wire = re.compile(r"Target\.from_wire\(|\btarget\.to_wire\(")
+    found = {str(p.relative_to(REPO)) for p in (REPO / "harness").rglob("*.py") if wire.search(p.read_text())}
+    assert found == set(TARGET_WIRE_BOUNDARIES), (
+        f"new: {sorted(found - set(TARGET_WIRE_BOUNDARIES))}, gone: {sorted(set(TARGET_WIRE_BOUNDARIES) - found)}")

@@ -364,8 +364,11 @@ def test_doctor_with_set_env_applied(root):
 
 
 def test_banner_says_hardware_only_when_a_backend_said_so():
-    from harness.backends.base import banner
+    from harness.target import Target
+    def banner(wire):
+        return Target.from_wire(wire).banner
     assert banner({}).startswith("UNKNOWN PROVENANCE")                 # no backend facts: never HARDWARE
+    assert banner({"backend": "aclnn"}).startswith("UNKNOWN PROVENANCE")
     assert banner({"simulated": "true", "backend": "aclnn"}).startswith("SIMULATED (not hardware): backend=aclnn")
     assert banner({"simulated": "false", "backend": "aclnn"}).startswith("HARDWARE: backend=aclnn")
 

@@ -331,16 +331,25 @@ def test_a_misspelt_backend_setting_is_an_error_not_its_default():
     assert BackendSettings.from_wire(BackendSettings(deterministic=True).to_wire()).level == 1
 
 
-def test_properties_spell_truth_one_way_and_read_the_old_way():
+def test_the_target_crosses_as_plain_strings_spelling_truth_one_way_and_reads_the_old_way():
     from harness.backends.base import BackendInfo
-    props = BackendInfo("aclnn", "lib", "npu:0", "Ascend910B2", "ascend910b", simulated=True,
-                        details={"software_cann": True, "relaunch": False}).as_properties()
-    assert (props["simulated"], props["software_cann"], props["relaunch"]) == ("true", "true", "false")
-    target = Target.from_properties(props)
-    assert target.simulated and target.software_cann and not target.relaunch
-    old = Target.from_properties({**props, "software_cann": "True", "deterministic": "True"})   # records of before
+    target = BackendInfo("aclnn", "lib", "npu:0", "Ascend910B2", "ascend910b", simulated=True,
+                         details={"software_cann": True, "relaunch": False, "opapi": "/x/libopapi.so",
+                                  "fallback_reason": None}).target()
+    assert target.simulated and target.software_cann and not target.relaunch and target.family == "ascend910b"
+    wire = target.to_wire()
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in wire.items()), wire
+    assert (wire["simulated"], wire["software_cann"], wire["relaunch"]) == ("true", "true", "false")
+    assert (wire["opapi"], wire["fallback_reason"]) == ("/x/libopapi.so", "")      # details ride along
+    assert Target.from_wire(wire) == target and Target.from_wire(wire).to_wire() == wire
+    assert target.detail("opapi") == "/x/libopapi.so" and target.detail("absent") == ""
+    before = {k: v for k, v in wire.items() if k != "determinism_level"}      # records of before it: str(bool)
+    old = Target.from_wire({**before, "software_cann": "True", "deterministic": "True"})
     assert old.software_cann and old.deterministic
-    assert Target.from_properties({}).simulated      # missing provenance is never read as hardware
+    nothing = Target.from_wire({})      # missing provenance is never read as hardware
+    assert nothing.simulated and nothing.provenance == "unknown" and "simulated" not in nothing.to_wire()
+    hardware = Target.from_wire({**wire, "simulated": "false"})
+    assert not hardware.simulated and hardware.to_wire()["simulated"] == "false"
 
 
 def _closed_pipe_run(args: list[str]) -> subprocess.CompletedProcess:

@@ -123,7 +123,7 @@ def test_check_library_names_what_differs(identity, says, monkeypatch, tmp_path)
     lib = tmp_path / "lib64" / "libopapi_nn.so"
     lib.parent.mkdir()
     lib.write_bytes(b"another library")
-    monkeypatch.setattr(confirm.identity, "library_paths", lambda props: {"opapi": str(lib)})
+    monkeypatch.setattr(confirm.identity, "library_paths", lambda target: {"opapi": str(lib)})
     with pytest.raises(confirm.ConfirmError, match=says.replace("(", r"\(")):
         confirm.check_library(identity, {}, {})
     confirm.check_library({"backend": "aclnn"}, {}, {})           # nothing recorded to differ: accepted

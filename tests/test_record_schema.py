@@ -14,6 +14,7 @@ import pytest
 from harness.core.status import Status
 from harness.execution import journal
 from harness.reporting import records as rec_mod
+from harness.target import Target
 from tests.robust_cases import write_cases
 from tests.test_robust import _faults, _pytest, _records
 
@@ -51,7 +52,8 @@ def test_phase1_status_is_the_integer_phase_1_returned(run):
 
 
 def test_records_built_without_a_case_match_the_schema(tmp_path):
-    props = {"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2", "simulated": "true"}
+    props = Target.from_wire({"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2",
+                              "simulated": "true"})
     manifest = {"requested": {"backend": "aclnn", "family": "ascend910b"},
                 "assigned": [{"case_id": "Op.g[a]", "nodeid": "cases/op.yaml::g[a]", "op": "Op", "dtype": "float32"}]}
     missing = rec_mod.missing_records(manifest, [], props, stopped="SIGTERM at 12:00")
@@ -104,7 +106,7 @@ def test_report_html_shows_the_integer_phase1_status():
                       family="ascend910b", phase1_status=0, expected_status=0, phase2_status=0, sync_status=0)
     rec = rec_mod.build(outcome, {"case_id": "Op.g[x]", "nodeid": "cases/op.yaml::g[x]", "op": "Op",
                                   "dtype": "float32", "kind": "valid"},
-                        rec_mod.Context({"backend": "aclnn", "family": "ascend910b", "simulated": "true"}))
+                        rec_mod.Context(Target.from_wire({"backend": "aclnn", "family": "ascend910b", "simulated": "true"})))
     assert not _invalid([rec]), _invalid([rec])
     page = html.render(Report("t", [Run("d", {"backend": "aclnn", "family": "ascend910b"}, [rec])], [rec]))
     assert "status 0 (expected 0)" in page and "status FAIL" not in page
@@ -123,7 +125,8 @@ def test_the_case_facts_are_declared_once_and_a_rebuilt_record_keeps_them_all():
     timed = replace(cases[0], perf={"tolerance": 0.2})        # a group's `perf: {tolerance: 0.2}`
     facts = rec_mod.facts_of(timed, "cases/avg_pool2d_backward.yaml::x")
     assert facts["perf_tolerance"] == timed.perf["tolerance"]
-    props = {"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2", "simulated": "true"}
+    props = Target.from_wire({"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2",
+                              "simulated": "true"})
     first = rec_mod.not_run(facts, Status.SKIP, "skipped by a baseline", rec_mod.Context(props))
     again = rec_mod.not_run(rec_mod.facts_in(first), Status.FAIL, "harness error: x", rec_mod.Context(props))
     assert {k: again.get(k) for k in rec_mod.FACT_KEYS} == {k: first.get(k) for k in rec_mod.FACT_KEYS}

@@ -13,6 +13,7 @@ import pytest
 
 from harness.reporting import __main__ as cli, baseline as bl, gate, merge, sweep
 from harness.reporting.run import ReportSettings, RunReporting
+from harness.target import Target
 from tests.reporting_fixtures import rec, sweep_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,8 +185,8 @@ def test_sweep_manifest_jobs_are_checked_field_by_field(tmp_path):
 
 # ------------------------------------------------------------------ gate: a baseline for another target
 
-PROPS = {"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2", "backend_version": "9.0",
-         "simulated": "true", "library": "/nonexistent/libopapi.so"}
+PROPS = Target.from_wire({"backend": "aclnn", "family": "ascend910b", "soc_name": "Ascend910B2",
+                          "backend_version": "9.0", "simulated": "true", "library": "/nonexistent/libopapi.so"})
 
 
 def _settings(gate_path, soc=None, backend="aclnn") -> ReportSettings:

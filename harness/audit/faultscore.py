@@ -223,7 +223,7 @@ def _baseline(faults: list[Fault], work: Path, jobs: int) -> tuple[dict[str, dic
                 problems.append(f"clean run on {family} produced no records (exit {code}): {out[-500:]}")
             for r in records:
                 clean[r["case_id"]] = r
-                if not Target.from_properties(r.get("backend") or {}).software_cann:
+                if not Target.from_wire(r.get("backend") or {}).software_cann:
                     problems.append(f"clean run on {family}: {r['case_id']} did not run on the software CANN "
                                     f"(SWCANN_FAULTS needs it): {(r.get('backend') or {}).get('library')}")
                     break

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..model import OpDescriptor
-from ..target import wire
+from ..target import Target
 
 if TYPE_CHECKING:       # annotations only: the pytest process of a run never builds tensors
     from ..inputs import Arg, TensorArg
@@ -48,26 +48,16 @@ class BackendInfo:
     version: str = ""
     details: dict = field(default_factory=dict, hash=False, compare=False)
 
+    def target(self) -> Target:
+        """What it says of itself, typed: the run's target (its details: every library path, the
+        fallback reason, ... ride along)."""
+        said = {"backend": self.backend, "library": self.library, "device": self.device,
+                "soc_name": self.soc_name or "", "family": self.family or "",
+                "simulated": self.simulated, "backend_version": self.version}
+        return Target.from_wire({**said, **{k: v for k, v in self.details.items() if k not in said}})
+
     def banner(self) -> str:
-        return banner(self.as_properties())
-
-    def as_properties(self) -> dict[str, str]:
-        props = {"backend": self.backend, "library": self.library, "device": self.device,
-                 "soc_name": self.soc_name or "", "family": self.family or "",
-                 "simulated": self.simulated, "backend_version": self.version}
-        # details (every library path, fallback reason, ...) ride along with each result
-        props.update({k: v for k, v in self.details.items() if k not in props})
-        return {k: wire(v) for k, v in props.items()}   # plain str, one spelling of true: xdist serialises these
-
-
-def banner(properties: dict[str, str]) -> str:
-    """One line saying what produced the results; built from the string properties
-    so the xdist controller, which has no backend, prints the same line."""
-    # HARDWARE only when a backend said so: missing provenance is never read as hardware
-    kind = {"true": "SIMULATED (not hardware)", "false": "HARDWARE"}.get(properties.get("simulated"),
-                                                                        "UNKNOWN PROVENANCE")
-    shown = ("backend", "device", "library", "soc_name", "family", "backend_version")
-    return f"{kind}: " + " ".join(f"{k}={properties[k]}" for k in shown if properties.get(k))
+        return self.target().banner
 
 
 class Backend(Protocol):

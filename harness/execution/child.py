@@ -133,7 +133,7 @@ def serve(channel: Channel) -> int:
         cache = GoldenCache(settings.golden_cache)
     else:
         cache = None
-    announced = backend.info.as_properties()
+    announced = backend.info.target()
     channel.send(("ready", announced))
     while True:
         try:
@@ -145,7 +145,7 @@ def serve(channel: Channel) -> int:
         outcome, recovery = run_one(backend, message[1], cache, message[2])
         _left_behind(outcome)
         if outcome.backend == announced:
-            outcome.backend = None   # the supervisor has it from "ready": 30 strings less to send per case
+            outcome.backend = None   # the supervisor has it from "ready": 30 details less to send per case
         # the golden cache's use in this worker so far; plain data (this module runs as __main__)
         stats = {"hits": cache.hits, "misses": cache.misses, "rejected": list(cache.rejected)} if cache else None
         sys.stdout.flush()

@@ -21,6 +21,7 @@ from typing import Callable
 
 from ..acl.runtime import worker_slot
 from ..judge.outcome import Outcome
+from ..target import Target
 from ..target.settings import BackendSettings
 from . import schedule, scratch
 from .supervisor import CacheUse, CaseExecutor
@@ -62,15 +63,15 @@ class CasePool:
             for ex in self.executors:
                 ex.share_zygote(self._zygote)
 
-    def start(self, waiting: Callable[[str], None] | None = None) -> dict[str, str]:
-        """Open the backend in every worker; the first worker's properties (those of the run).
+    def start(self, waiting: Callable[[str], None] | None = None) -> Target:
+        """Open the backend in every worker; the first worker's target (the run's).
         A worker that cannot open its backend is a HarnessConfigError, as with one worker;
         `waiting` hears of a start-up that keeps it waiting (CaseExecutor.start)."""
         self.warm_up()
-        properties = self.executors[0].start(waiting=waiting)
+        target = self.executors[0].start(waiting=waiting)
         for ex in self.executors[1:]:
             ex.start(waiting=waiting)
-        return properties
+        return target
 
     def run(self, case, deadline_s: float, ahead=()) -> Outcome:
         return schedule.deal(self.executors, case, deadline_s, ahead)

@@ -124,14 +124,14 @@ class PostMortem:
         case failed that way again. The culprit's outcome is told through `amended`."""
         helper = type(self)(self.settings, f"{self.label}-blame")
         helper.share_zygote(self._zygote)
-        helper.properties, helper.blames = self.properties, False     # a search step's failure is only counted
+        helper.target, helper.blames = self.target, False     # a search step's failure is only counted
 
         # the evidence step of a heap corruption: a fresh worker of a zygote of its own under glibc's
         # heap checking (MALLOC_CHECK_=3), where a damaging case dies at its own free
         checker = None
         if kind == "heap corruption":
             checker = type(self)(self.settings.with_(malloc_check=True), f"{self.label}-evidence")
-            checker.properties, checker.blames = self.properties, False
+            checker.target, checker.blames = self.target, False
 
         def on(executor, sequence) -> bool:
             executor._reap()

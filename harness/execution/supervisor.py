@@ -21,6 +21,7 @@ from typing import Callable
 from ..core.errors import HarnessConfigError
 from ..core.status import Status
 from ..judge.outcome import Outcome
+from ..target import Target
 from ..target.settings import BackendSettings
 from . import blame, logs, oom, scratch
 from .channel import Channel, ChannelClosed
@@ -68,7 +69,7 @@ class CaseExecutor(PostMortem):
     def __init__(self, settings: "BackendSettings | dict", label: str = "main"):
         self.settings, self.label = BackendSettings.from_wire(settings), label
         self.dump: str | None = None      # the run's dump directory, once it has its report dir
-        self.properties: dict[str, str] | None = None
+        self.target: Target | None = None
         self.resets = 0                 # device resets and worker replacements so far
         self.pending_recovery: dict | None = None   # told to the next case's outcome
         self.lost: str | None = None
@@ -104,8 +105,8 @@ class CaseExecutor(PostMortem):
         self._zygote, self._owns_zygote = zygote, False
 
     def start(self, timeout_s: float = START_TIMEOUT_S, why: str = "",
-              waiting: Callable[[str], None] | None = None) -> dict[str, str]:
-        """Start a worker and open the backend in it; its BackendInfo properties. A configuration
+              waiting: Callable[[str], None] | None = None) -> Target:
+        """Start a worker and open the backend in it; the target its backend says it is. A configuration
         error is a HarnessConfigError with the backend's one line, and so is a start-up that does not
         answer within `timeout_s` (why: what that deadline is) or dies. `waiting` is told, in a
         line, while the start-up keeps it waiting (START_SAY_FIRST_S, then every START_SAY_EVERY_S)."""
@@ -143,8 +144,8 @@ class CaseExecutor(PostMortem):
         if reply[0] == "config_error":
             self._reap()
             raise HarnessConfigError(reply[1])
-        self.properties = reply[1]
-        return self.properties
+        self.target = reply[1]
+        return self.target
 
     def _await_start(self, timeout_s: float, waiting: Callable[[str], None] | None) -> bool:
         """Has the start-up answered (or died) within `timeout_s`? Says so to `waiting` meanwhile."""
@@ -345,7 +346,7 @@ class CaseExecutor(PostMortem):
 
     def _finished(self, case, outcome: Outcome, recovery: dict | None) -> Outcome:
         if outcome.backend is None:                  # the worker left out what it announced (child.serve)
-            outcome.backend = dict(self.properties or {})
+            outcome.backend = self.target
         self._stamp(outcome)
         if recovery:
             outcome.diagnostics["recovery"] = recovery
@@ -369,8 +370,8 @@ class CaseExecutor(PostMortem):
 
     def _not_judged(self, case, raw: Status, reason: str, duration: float = 0.0, **diagnostics) -> Outcome:
         outcome = Outcome.not_judged(case, raw, reason, **diagnostics)
-        outcome.family = (self.properties or {}).get("family") or None
-        outcome.backend, outcome.duration_s = dict(self.properties or {}), duration
+        outcome.family = self.target.family if self.target else None
+        outcome.backend, outcome.duration_s = self.target, duration
         self._stamp(outcome)
         return outcome
 

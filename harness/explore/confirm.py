@@ -31,7 +31,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ..reporting import identity
-from ..target import discovery
+from ..target import Target, discovery
 from ..triage import features, signature as sig
 from ..triage.search import PRECISION, RECALL, Cause, Triage
 from . import emit, facts as facts_mod
@@ -93,12 +93,12 @@ def prepare() -> None:
     discovery.prepare_process(no_sw_fallback=False)
 
 
-def check_library(identity_doc: dict, props: dict, environ: dict) -> None:
+def check_library(identity_doc: dict, target: Target, environ: dict) -> None:
     """Refuse to confirm on a library other than the run's: its files' sha256 (by file name, since
     a copy may sit elsewhere) and the SWCANN_* switches that change its behaviour must agree."""
     check_switches(identity_doc, environ)
     then = {Path(p).name: h for p, h in (identity_doc.get("library_sha256") or {}).items() if h}
-    now = {Path(p).name: h for p, h in identity.library_hashes(props).items() if h}
+    now = {Path(p).name: h for p, h in identity.library_hashes(target).items() if h}
     changed = sorted(n for n in then if n in now and then[n] != now[n])
     if changed:
         raise ConfirmError(f"the library this process loads is not the run's ({', '.join(changed)} differ by sha256): "
@@ -140,7 +140,7 @@ class _Sessions:
             try:
                 # a family the run did not test has no library to agree with: any run's will do
                 ident = self.identities.get(family) or next(iter(self.identities.values()), {})
-                check_library(ident, session.props, dict(os.environ))
+                check_library(ident, session.target, dict(os.environ))
             except ConfirmError:
                 session.close()
                 raise

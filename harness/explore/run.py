@@ -12,7 +12,6 @@ import math
 import time
 from pathlib import Path
 
-from ..backends.base import banner
 from ..core.argv import decimal
 from ..reporting import identity
 from . import emit, facts as facts_mod, summary
@@ -66,7 +65,7 @@ def explore(ops: list[str], family: str, budget_s: float, seed: int, *, kinds=KI
         s.first = first
     share = budget_s / len(searches)
     grace = min(300.0, max(30.0, share / 2))
-    log(f"{session.label} {banner(session.props)}")
+    log(f"{session.label} {session.target.banner}")
     log(f"{session.label} exploring {', '.join(s.facts.name for s in searches)} for {budget_s:.0f} s "
         f"({share:.0f} s each), seed {seed}, kinds {'/'.join(kinds)}; reports: {report_dir}")
     started = time.monotonic()
@@ -91,7 +90,7 @@ def explore(ops: list[str], family: str, budget_s: float, seed: int, *, kinds=KI
         session.close()
         if coverage is not None:
             coverage.stop()
-    run = {"run_id": session.rundir.run_id, "banner": banner(session.props), "family": family, "seed": seed,
+    run = {"run_id": session.rundir.run_id, "banner": session.target.banner, "family": family, "seed": seed,
            "budget_s": budget_s, "kinds": list(kinds), "command": " ".join(argv), "started": session.started,
            "ended": identity.now(), "examples": session.count, "simulated": session.simulated,
            "identity": session.identity()}

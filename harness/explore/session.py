@@ -19,7 +19,7 @@ from ..execution.pool import CasePool
 from ..execution.rundir import RunDir
 from ..model import Case
 from ..reporting import identity, records, repro_line
-from ..target import Target, discovery
+from ..target import discovery
 from ..target.settings import BackendSettings
 
 FAILURES = (Status.FAIL, Status.CRASH, Status.TIMEOUT, Status.MISSING)
@@ -50,29 +50,29 @@ class Session:
         self.rundir = RunDir.acquire(self.dir, False, argv, keep_previous=3)
         self.pool = CasePool(settings_for(family), "explore", 1)
         try:
-            self.props = self.pool.start()
+            self.target = self.pool.start()
         except Exception:
             self.pool.close()
             self.rundir.release()
             raise
-        if self.props.get("family") != family:
+        if self.target.family != family:
             self.close()
-            raise RuntimeError(f"the library reports family {self.props.get('family')!r}, not {family!r}")
+            raise RuntimeError(f"the library reports family {self.target.family!r}, not {family!r}")
         self.journal = journal_mod.Journal(self.dir, self.rundir.run_id, "explore")
         self.switches = identity.switches()
-        self.hashes = identity.library_hashes(self.props)
+        self.hashes = identity.library_hashes(self.target)
         self.count = 0
         self.records: list[dict] = []       # every case run, in order: what the findings' causes are read from
 
     @property
     def simulated(self) -> bool:
-        return Target.from_properties(self.props).simulated
+        return self.target.simulated
 
     @property
     def label(self) -> str:
         """What every line of an exploration's output starts with: never mistake a simulation for hardware."""
         kind = "SIMULATED" if self.simulated else "HARDWARE"
-        return f"[{kind} {self.props.get('backend', '')} {self.family}]"
+        return f"[{kind} {self.target.backend} {self.family}]"
 
     def nodeid(self, case: Case) -> str:
         """The case's node id once pasted into its op's case file (cases/<file>.yaml::<name>)."""
@@ -84,7 +84,7 @@ class Session:
         return f"{rel}::{case.name}"
 
     def repro(self, case: Case) -> str:
-        return repro_line.command(self.nodeid(case), self.props, self.switches, self.root)
+        return repro_line.command(self.nodeid(case), self.target, self.switches, self.root)
 
     def run(self, case: Case) -> dict:
         """Run one case in the case workers, journalled before and after; its record."""
@@ -92,8 +92,8 @@ class Session:
         self.journal.started(case.id, nodeid, case.op.name)
         deadline = self.timeout_s or deadline_for(case, BASE_TIMEOUT_S + PER_MILLION_S * _elements(case) / 1e6)
         outcome = self.pool.run(case, deadline)
-        deviation = case.deviation_on(self.props.get("backend", ""), self.family)
-        ctx = records.Context(self.props, self.hashes, self.repro(case))
+        deviation = case.deviation_on(self.target.backend, self.family)
+        ctx = records.Context(self.target, self.hashes, self.repro(case))
         record = records.build(outcome, records.facts_of(case, nodeid, deviation.reason if deviation else None), ctx)
         self.journal.finished(record)
         self.records.append(record)
@@ -114,7 +114,7 @@ class Session:
             self.rundir.release()
 
     def identity(self) -> dict:
-        return identity.collect(self.props, root=self.root, case_files=[], argv=self.argv, started=self.started,
+        return identity.collect(self.target, root=self.root, case_files=[], argv=self.argv, started=self.started,
                                 ended=identity.now(), extra={"run_id": self.rundir.run_id})
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.status import Status
+from ..target import Target
 
 # What a record carries about how its worker ran it, when there is something to say (a crash's signal
 # and stack, a hang's deadline, the library's last message, a device reset, an exception's traceback,
@@ -46,7 +47,7 @@ class Outcome:
     launches_note: str = ""           # why an empty case's launches could not be counted
     timings: dict = field(default_factory=dict)     # seconds: golden, inputs, run (phase1, phase2), compare, ...
     problems: list = field(default_factory=list)    # what the backend's health check found after the case
-    backend: dict | None = None       # the backend's properties; None: those its worker announced
+    backend: Target | None = None     # what ran it; None: the target its worker announced
     worker: str = ""                  # the case worker that ran it (or tried to)
     device_resets: int = 0            # device resets and worker replacements of that worker so far
     diagnostics: dict = field(default_factory=dict)  # DIAGNOSTIC_KEYS, where there is something to say

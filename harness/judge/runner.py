@@ -36,7 +36,7 @@ def run_case(case: Case, backend: Backend, family: str | None, cache: "cache_mod
     the argument list the backend received (for --dump-failures)."""
     start = time.perf_counter()
     info: BackendInfo = backend.info
-    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.as_properties(),
+    out = Outcome(case.id, case.op.name, family=family, check=case.check, backend=info.target(),
                   started_at=time.time())
     metered = LaunchMeter(backend)      # every launch's time: how long the case kept its device busy
     try:

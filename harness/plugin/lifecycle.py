@@ -26,6 +26,7 @@ from ..execution.rundir import NothingToResume, RunDir
 from ..execution.stopping import StopSignals
 from ..reporting import records as rec_mod
 from ..reporting.run import RunReporting
+from ..target import UNKNOWN, Target
 from . import arguments, takeover
 from .collection import runs_cases
 from .output import past_capture
@@ -63,8 +64,9 @@ class Lifecycle:
     def recorder(self):
         return self.reporting.recorder
 
-    def properties(self) -> dict:
-        return dict(self.run.properties) if self.run else {}
+    def target(self) -> Target:
+        """What the run runs on; UNKNOWN before the run opens (a collection error's record says so)."""
+        return self.run.target if self.run else UNKNOWN
 
     # ------------------------------------------------------------ opening and closing the run
 
@@ -92,13 +94,13 @@ class Lifecycle:
         executor = CasePool(self.settings.backend_settings(), "probe" if distributed else "main",
                             1 if distributed else self.settings.case_workers)
         try:
-            properties = executor.start(waiting=self._say_waiting)
+            target = executor.start(waiting=self._say_waiting)
             # the backend's facts are known now: a --gate baseline that does not fit the run (another
             # family, a launch time that is NaN) is refused here, before the report directory is
             # taken, the previous run moved aside or an empty run written
-            self.reporting.baseline(properties)
+            self.reporting.baseline(target)
             resume = self.settings.resume
-            directory = Path(resume or self.reporting.report_dir(properties))
+            directory = Path(resume or self.reporting.report_dir(target))
             self.rundir = RunDir.acquire(directory, bool(resume), ["pytest", *self.config.invocation_params.args],
                                          self.config.getoption("keep_previous"), finished=_nothing_left)
         except HarnessConfigError as e:
@@ -109,7 +111,7 @@ class Lifecycle:
             pytest.exit(str(e), returncode=0)
         state = journal_mod.scan(directory) if resume else journal_mod.State()
         again = _will_run_again(directory, state) if resume else ()
-        self._set_run(RunInfo(self.rundir.run_id, str(directory), properties, tuple(sorted(state.done_ids())),
+        self._set_run(RunInfo(self.rundir.run_id, str(directory), target, tuple(sorted(state.done_ids())),
                               tuple(sorted(state.unfinished_ids())),
                               str(self.rundir.archived) if self.rundir.archived else None,
                               extra={"again": len(again), "unreadable": list(state.unreadable)}))
@@ -117,9 +119,9 @@ class Lifecycle:
             executor.close()             # the workers open their own
         else:
             self.executor = executor
-        self.reporting.open_recorder(directory, properties)
+        self.reporting.open_recorder(directory, target)
         if self.executor is not None:
-            self.executor.set_dump(self.reporting.dump(properties))
+            self.executor.set_dump(self.reporting.dump(target))
         self.controller_journal = journal_mod.Journal(directory, self.run.run_id, "controller")
 
     def _say_waiting(self, line: str) -> None:
@@ -156,7 +158,7 @@ class Lifecycle:
         if self.executor is None:
             self.executor = CasePool(self.settings.backend_settings(), self.settings.worker or "main",
                                      self.settings.case_workers)
-            self.executor.set_dump(self.reporting.dump(self.properties()))
+            self.executor.set_dump(self.reporting.dump(self.target()))
         return self.executor
 
     def _journal(self) -> journal_mod.Journal:
@@ -180,7 +182,7 @@ class Lifecycle:
         deadline = deadline_for(case, self.settings.case_timeout)
         ahead = ((c, deadline_for(c, self.settings.case_timeout)) for c in self.upcoming())   # read lazily
         try:   # reruns, the record (status, identity, repro, timings), the dump
-            record = self.reporting.run_case(case, item.nodeid, self.properties(),
+            record = self.reporting.run_case(case, item.nodeid, self.target(),
                                              lambda c=case: executor.run(c, deadline, ahead),
                                              self.reporting.baseline_library(self.settings.backend_settings()), deadline)
         except HarnessConfigError as e:     # a baseline that does not fit this run's target
@@ -202,7 +204,7 @@ class Lifecycle:
             if self._nodeids is None:
                 self._nodeids = {it.case.id: it.nodeid for it in item.session.items if hasattr(it, "case")}
             nodeid = self._nodeids.get(case.id, case.id)
-            self.journal.finished(self.reporting.record_outcome(case, nodeid, self.properties(), outcome))
+            self.journal.finished(self.reporting.record_outcome(case, nodeid, self.target(), outcome))
         for label, reason in executor.lost().items():
             usable = executor.usable_count
             if usable:
@@ -211,7 +213,7 @@ class Lifecycle:
 
     def record_case_file_error(self, item) -> dict:
         facts = {"case_id": item.case_id, "nodeid": item.nodeid, "op": "(case file)"}
-        record = rec_mod.not_run(facts, Status.FAIL, str(item.error), rec_mod.Context(self.properties()))
+        record = rec_mod.not_run(facts, Status.FAIL, str(item.error), rec_mod.Context(self.target()))
         if self.run is not None:
             self._journal().finished(record)
         item.user_properties.append(("record", jsonsafe.dumps(record)))   # as a case's: written as it comes
@@ -236,14 +238,14 @@ class Lifecycle:
         """Record each case once (in the controller): its record, or what stopped it."""
         if not self.is_controller or self.recorder is None:
             return      # xdist workers forward reports; the controller records
-        props = dict(report.user_properties)
-        text = props.get("record") if isinstance(props.get("record"), str) else None
+        user_props = dict(report.user_properties)
+        text = user_props.get("record") if isinstance(user_props.get("record"), str) else None
         if text is not None:
-            props["record"] = json.loads(text)
+            user_props["record"] = json.loads(text)
         record = self.reporting.record_report(
-            props, report.nodeid, report.when, report.failed, _one_line(report),
+            user_props, report.nodeid, report.when, report.failed, _one_line(report),
             died="crashed while running" in str(report.longrepr or ""), case_of=self._case_of, text=text)
-        if record is not None and record is not props.get("record"):
+        if record is not None and record is not user_props.get("record"):
             self.controller_journal.finished(record)      # a record the case worker did not send
 
     def _case_of(self, nodeid: str) -> dict:
@@ -266,7 +268,7 @@ class Lifecycle:
         # every worker's journal: one record per case (this process's own from memory)
         state = journal_mod.scan(self.recorder.dir, own=(self.journal, self.controller_journal), stopped=stopped,
                                  run_id=self.run.run_id if self.run else None)
-        records = state.records() + rec_mod.unfinished_records(state.unfinished, self.properties())
+        records = state.records() + rec_mod.unfinished_records(state.unfinished, self.target())
         session.exitstatus = self.reporting.finish(session.exitstatus, records, stopped)
         if state.unfinished and session.exitstatus == 0:
             session.exitstatus = 1

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 
 from .. import backends
-from ..backends.base import banner
 from ..target import discovery
 from . import private_api
 from .collection import runs_cases
@@ -27,7 +26,7 @@ class Output:
         life = self.lifecycle
         if life.recorder is None:
             return
-        private_api.add_junit_properties(self.config, life.recorder.properties)   # junitxml is configured after us
+        private_api.add_junit_properties(self.config, life.recorder.target.to_wire())   # junitxml is configured after us
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is None:
             return
@@ -55,10 +54,10 @@ class Output:
             return backends.preview(self.settings.backend, self.settings)
         workers = self.settings.case_workers
         how = self.settings.case_workers_why or "--case-workers"
-        why = run.properties.get("fallback_reason")
+        why = run.target.detail("fallback_reason")
         if why:     # the paths tried stay in summary.json's properties and in `./run doctor`
             why = discovery.fallback_headline(why) + " (summary.json's fallback_reason and ./run doctor list the paths tried)"
-        return [banner(run.properties), *([f"why the software CANN: {why}"] if why else []),
+        return [run.target.banner, *([f"why the software CANN: {why}"] if why else []),
                 f"case workers: {workers} per pytest process ({how}; harness/execution/sizing.py)"]
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config):
@@ -90,7 +89,7 @@ class Output:
         deselected = len(tr.stats.get("deselected", []))
         if not recorder.records and deselected:
             # pytest's own "no tests ran" does not say why; the family filter is the usual reason
-            family = life.properties().get("family") or self.settings.family or "any family"
+            family = life.target().family or self.settings.family or "any family"
             tr.write_line(f"NO CASE SELECTED: all {deselected} collected case(s) were deselected (for {family} "
                           f"and the -k/-m/--tier/--shard given); this report directory holds an empty run",
                           yellow=True, bold=True)

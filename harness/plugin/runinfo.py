@@ -20,21 +20,17 @@ RUN = pytest.StashKey()        # config.stash[RUN]: the RunInfo of this process,
 class RunInfo:
     run_id: str
     report_dir: str                       # absolute
-    properties: dict                      # the backend's properties (BackendInfo.as_properties)
+    target: Target                        # what the run runs on (its backend said, BackendInfo.target)
     done: tuple[str, ...] = ()            # --resume: case ids that already have a final record
     missing_before: tuple[str, ...] = ()  # --resume: case ids that will run again
     previous: str | None = None           # where the last run's results were moved, if anywhere
     extra: dict = field(default_factory=dict)
 
-    @property
-    def target(self) -> Target:
-        return Target.from_properties(self.properties)
-
     def to_wire(self) -> dict:
-        return {"run_id": self.run_id, "report_dir": self.report_dir, "properties": dict(self.properties),
+        return {"run_id": self.run_id, "report_dir": self.report_dir, "target": self.target.to_wire(),
                 "done": list(self.done), "missing_before": list(self.missing_before), "previous": self.previous}
 
     @classmethod
     def from_wire(cls, data: dict) -> "RunInfo":
-        return cls(data["run_id"], data["report_dir"], dict(data["properties"]), tuple(data.get("done") or ()),
+        return cls(data["run_id"], data["report_dir"], Target.from_wire(data["target"]), tuple(data.get("done") or ()),
                    tuple(data.get("missing_before") or ()), data.get("previous"))

@@ -44,7 +44,7 @@ class Selection:
             return
         # no run while only collecting or only preparing: shard, but write no manifest
         try:
-            keep = self.reporting.select([(i.case, i.nodeid) for i in cases], dict(run.properties) if run else None)
+            keep = self.reporting.select([(i.case, i.nodeid) for i in cases], run.target if run else None)
         except HarnessConfigError as e:
             raise pytest.UsageError(str(e)) from None
         drop = {id(i) for i, k in zip(cases, keep) if not k}

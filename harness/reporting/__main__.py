@@ -25,6 +25,7 @@ from ..core.argv import Parser, fail, number, plain_int, run as run_cli
 from ..core.errors import HarnessConfigError
 from ..core.paths import REPO_ROOT
 from ..core.text import say as _say
+from ..target import Target
 
 
 def _gate_report(report: Report, baseline_path: str) -> int:
@@ -166,8 +167,8 @@ def cmd_baseline(a) -> int:
 
 def cmd_gate(a) -> int:
     run = load_run(Path(a.run))
-    report = Report(f"gate of {a.run}", [run], run.records + rec_mod.missing_records(run.manifest, run.records,
-                                                                                   run.identity.get("backend_properties") or {}))
+    target = Target.from_wire(run.identity.get("backend_properties") or {})
+    report = Report(f"gate of {a.run}", [run], run.records + rec_mod.missing_records(run.manifest, run.records, target))
     code = _gate_report(report, a.baseline)
     _say(report.gate_lines)
     return code

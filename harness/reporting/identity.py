@@ -42,21 +42,21 @@ def sha256_file(path) -> str | None:
         return None
 
 
-def library_paths(props: dict) -> dict[str, str]:
+def library_paths(target: Target) -> dict[str, str]:
     """role -> path of each library a backend loaded (aclnn: runtime, nnopbase, opapi; several
     op libraries, listed with ', ', become opapi, opapi_2, ...)."""
     out = {}
     for key in LIBRARY_KEYS:
-        for n, path in enumerate(p.strip() for p in str(props.get(key) or "").split(", ") if p.strip()):
+        for n, path in enumerate(p.strip() for p in target.detail(key).split(", ") if p.strip()):
             out[key if n == 0 else f"{key}_{n + 1}"] = path
-    if not out and props.get("library") and os.path.isfile(str(props["library"])):
-        out["library"] = str(props["library"])
+    if not out and target.library and os.path.isfile(target.library):
+        out["library"] = target.library
     return out
 
 
-def library_hashes(props: dict) -> dict[str, str | None]:
-    """path -> sha256 of every library in the backend properties."""
-    return {path: sha256_file(path) for path in library_paths(props).values()}
+def library_hashes(target: Target) -> dict[str, str | None]:
+    """path -> sha256 of every library the target names."""
+    return {path: sha256_file(path) for path in library_paths(target).values()}
 
 
 def switches(environ=None) -> dict[str, str]:
@@ -93,11 +93,10 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def collect(props: dict, *, root: Path, case_files, argv: list[str], started: str, ended: str | None = None,
+def collect(target: Target, *, root: Path, case_files, argv: list[str], started: str, ended: str | None = None,
             environ=None, extra: dict | None = None) -> dict:
-    """The identity dict of one run. `props` are the backend properties (BackendInfo.as_properties)."""
+    """The identity dict of one run on `target`."""
     env_switches = switches(environ)
-    target = Target.from_properties(props)
     return {
         "backend": target.backend,
         "simulated": target.simulated,
@@ -105,8 +104,8 @@ def collect(props: dict, *, root: Path, case_files, argv: list[str], started: st
         "family": target.family or "",
         "cann_version": target.version,
         "device": target.device,
-        "libraries": library_paths(props),
-        "library_sha256": library_hashes(props),
+        "libraries": library_paths(target),
+        "library_sha256": library_hashes(target),
         "software_cann": target.software_cann,
         "switches": env_switches,
         "suite_commit": git_commit(root),
@@ -117,7 +116,7 @@ def collect(props: dict, *, root: Path, case_files, argv: list[str], started: st
         "cwd": str(Path.cwd()),
         "host": platform.node(),
         "python": platform.python_version(),
-        "backend_properties": dict(props),
+        "backend_properties": target.to_wire(),
         **(extra or {}),
     }
 

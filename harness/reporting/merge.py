@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from . import records as rec_mod
+from ..target import UNKNOWN
 from .identity import opapi_hash
 from .runs import Problem, Report, Run, load_run
 from ..core.status import Status
@@ -129,7 +130,7 @@ def _coverage(runs: list[Run], sweep: dict | None) -> tuple[list[Problem], list[
         if lost:
             problems.append(Problem("missing", f"{backend}-{fam}: {len(lost)} selected case(s) have no result: "
                                                + ", ".join(lost[:5]) + (" …" if len(lost) > 5 else "")))
-            ctx = rec_mod.Context({"backend": backend, "family": fam})
+            ctx = rec_mod.Context(UNKNOWN.requested(backend, fam))
             missing += [rec_mod.not_run(rec_mod.facts_of_entry(selected[c]), Status.MISSING,
                                         "selected in the sweep but in no shard's results", ctx) for c in lost]
     return problems, missing

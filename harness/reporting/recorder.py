@@ -19,6 +19,7 @@ from .baseline import Baseline
 from .gate import GateResult, evaluate
 from .runs import Report, Run
 from ..core.status import ORDER, Status
+from ..target import Target
 
 
 def _same_records(a: list[dict], b: list[dict]) -> bool:
@@ -36,11 +37,11 @@ def _files_of(records: list[dict], root: Path) -> list[Path]:
 
 
 class Recorder:
-    def __init__(self, directory: Path, banner: str, properties: dict, *, root: Path, argv: list[str],
+    def __init__(self, directory: Path, target: Target, *, root: Path, argv: list[str],
                  case_files=(), extra: dict | None = None, html: bool = True, started: str | None = None):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.banner, self.properties = banner, properties
+        self.target, self.banner = target, target.banner
         self.root, self.argv, self.case_files, self.extra, self.html = Path(root), argv, list(case_files), extra or {}, html
         if html:
             from .html import prepare
@@ -145,10 +146,10 @@ class Recorder:
             # earlier records): the journals win. Usually the same, and then not written again.
             self._replace_records(records)
         manifest = rec_mod.load_manifest(self.dir)
-        for missing in rec_mod.missing_records(manifest, self.records, self.properties,
+        for missing in rec_mod.missing_records(manifest, self.records, self.target,
                                                 stopped=self.extra.get("stopped")):
             self.add(missing)
-        self.identity = ident_mod.collect(self.properties, root=self.root, argv=self.argv,
+        self.identity = ident_mod.collect(self.target, root=self.root, argv=self.argv,
                                           case_files=_files_of(self.records, self.root) or self.case_files,
                                           started=self.started, ended=ident_mod.now(), extra=self.extra)
         self.gate = evaluate(self.records, baseline, rec_mod.selected_ids(manifest)) if gated and not refused else None
@@ -156,7 +157,7 @@ class Recorder:
         self._gate_perf(baseline if self.gate else None)
         counts = self.counts()
         self.utilisation = utilisation.summary(self.records)
-        summary = {"identity": self.identity, "banner": self.banner, "properties": self.properties,
+        summary = {"identity": self.identity, "banner": self.banner, "properties": self.target.to_wire(),
                    "duration_s": round(time.time() - self._t0, 3),
                    "totals": {s.value: n for s, n in Counter(rec_mod.status_of(r) for r in self.records).items()},
                    "per_operator": {op: {s.value: n for s, n in c.items()} for op, c in counts.items()},

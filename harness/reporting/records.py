@@ -18,6 +18,7 @@ from ..core.jsonsafe import jsonable
 from ..core.status import Status, parse
 from ..judge import compare
 from ..judge.outcome import DIAGNOSTIC_KEYS, Outcome
+from ..target import Target
 from .classify import classify
 
 RESULTS = "results.jsonl"
@@ -205,8 +206,9 @@ RECORD_IDENTITY = ("backend", "library", "device", "soc_name", "family", "simula
                    "software_cann", "root", "opapi", "timing")
 
 
-def record_identity(props: dict) -> dict:
-    return {k: props[k] for k in RECORD_IDENTITY if k in props}
+def record_identity(target: Target) -> dict:
+    wire = target.to_wire()
+    return {k: wire[k] for k in RECORD_IDENTITY if k in wire}
 
 
 class CaseFacts(TypedDict, total=False):
@@ -252,8 +254,8 @@ def facts_in(rec: dict) -> dict:
 
 @dataclass(frozen=True)
 class Context:
-    """Where a record was made: the run's backend properties and what the reporting layer adds."""
-    props: dict
+    """Where a record was made: the run's target and what the reporting layer adds."""
+    target: Target
     library_sha256: dict = field(default_factory=dict)
     repro: str = ""
     attempts: tuple = ()             # every attempt's raw status (reruns), the first one first
@@ -264,16 +266,16 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
     """The results.jsonl record of one case: the one constructor of every record (a judged case, a
     crash, a hang, a case not run, a case a stop or a killed process left MISSING, a case file that
     does not load). Its status is decided here, by classify() alone."""
-    props = ctx.props
+    target = outcome.backend or ctx.target
     raw = outcome.raw
     attempts = list(ctx.attempts) or [raw.value]
     decision = classify(raw, outcome.reason, case_id=facts["case_id"], attempts=attempts,
-                        deviation=facts.get("deviation"), backend=props.get("backend", ""), baseline=ctx.baseline)
+                        deviation=facts.get("deviation"), backend=target.backend, baseline=ctx.baseline)
     verdict = outcome.verdict
     rec = {
         "schema": SCHEMA, "nodeid": None, **facts,
-        "family": outcome.family or props.get("family") or "", "soc_name": props.get("soc_name", ""),
-        "cann_version": props.get("backend_version", ""),
+        "family": outcome.family or ctx.target.family or "", "soc_name": target.soc_name,
+        "cann_version": target.version,
         "status": decision.status.value, "raw_status": raw.value, "reason": decision.reason,
         "raw_reason": outcome.reason, "waiver": decision.waiver, "attempts": attempts,
         "phase1": {"status": outcome.phase1_status, "expected": outcome.expected_status,
@@ -288,7 +290,7 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
         "problems": list(outcome.problems),
         "repro": ctx.repro if decision.status is not Status.PASS else "",
         "library_sha256": dict(ctx.library_sha256),
-        "backend": record_identity(outcome.backend or props),
+        "backend": record_identity(target),
         "worker": outcome.worker, "device_resets": outcome.device_resets,
         **{k: outcome.diagnostics[k] for k in DIAGNOSTIC_KEYS if k in outcome.diagnostics},
         "dump": outcome.dump, "perf": outcome.perf, "determinism": outcome.determinism,
@@ -311,17 +313,17 @@ def not_run(case_facts: dict, raw: Status, reason: str, ctx: Context) -> dict:
     return build(Outcome(case_facts["case_id"], case_facts.get("op") or "", raw, reason), case_facts, ctx)
 
 
-def missing_records(manifest: dict | None, records: list[dict], props: dict, stopped: str | None = None) -> list[dict]:
+def missing_records(manifest: dict | None, records: list[dict], target: Target,
+                    stopped: str | None = None) -> list[dict]:
     """A MISSING record for each case the manifest assigned to this run that has no record.
     stopped: the signal that stopped the run and when, if one did (the reason says so)."""
     if not manifest:
         return []
     why = f"the run was stopped by {stopped} before it started" if stopped else "process killed or case lost"
     seen = {r["case_id"] for r in records}
-    props = {**props, "backend": props.get("backend") or manifest["requested"].get("backend", ""),
-             "family": props.get("family") or manifest["requested"].get("family", "")}
+    ctx = Context(target.requested(manifest["requested"].get("backend", ""), manifest["requested"].get("family")))
     return [not_run(facts_of_entry(a), Status.MISSING,
-                    f"selected for this run but no result was recorded ({why})", Context(props))
+                    f"selected for this run but no result was recorded ({why})", ctx)
             for a in manifest.get("assigned", []) if a["case_id"] not in seen]
 
 
@@ -332,7 +334,7 @@ def facts_of_entry(entry: dict) -> dict:
     return facts
 
 
-def unfinished_records(unfinished: dict, props: dict) -> list[dict]:
+def unfinished_records(unfinished: dict, target: Target) -> list[dict]:
     """MISSING records of the cases the journals saw start and never finish (journal.State.unfinished:
     case id -> (start entry, why))."""
-    return [not_run(facts_of_entry(start), Status.MISSING, why, Context(props)) for start, why in unfinished.values()]
+    return [not_run(facts_of_entry(start), Status.MISSING, why, Context(target)) for start, why in unfinished.values()]

@@ -11,28 +11,26 @@ from ..target import Target
 _KEPT_FOR_SOFTWARE_CANN = ("ASCEND_RT_VISIBLE_DEVICES",)
 
 
-def command(nodeid: str, props: dict, switches: dict[str, str], root: Path | None = None) -> str:
+def command(nodeid: str, target: Target, switches: dict[str, str], root: Path | None = None) -> str:
     """`SWCANN_DEVIATIONS=1 ./run suite 'cases/x.yaml::group[...]' --backend aclnn --soc ascend910b ...`.
 
     The node id selects the case and nothing else (unlike -k, whose expression language cannot
     hold the brackets of a case id); --tier all keeps a slow case from being deselected; -n 0
     runs it in this process so a crash shows its own traceback."""
-    target = Target.from_properties(props)
     software = target.software_cann
     env = {k: v for k, v in switches.items()
            if not (software and k.startswith("ASCEND_") and k not in _KEPT_FOR_SOFTWARE_CANN)}
     runner = "./run suite" if root is not None and (Path(root) / "run").is_file() else "python -m pytest"
-    args = [nodeid, "--backend", props.get("backend") or "torch"]
+    args = [nodeid, "--backend", target.backend or "torch"]
     file_part = nodeid.partition("::")[0]
     if file_part.endswith(".json"):     # an ATK list is collected as one only when --atk names it
         args.append(f"--atk={file_part}")
-    if props.get("family"):
-        args += ["--soc", props["family"]]
-    if props.get("backend") == "torch" and props.get("device"):
-        args += ["--device", props["device"]]
-    level = props.get("determinism_level", "")
-    if level.isdigit() and int(level) >= 2:      # the level a batch-slice or strong-consistency case ran at
-        args += ["--determinism-level", level]
+    if target.family:
+        args += ["--soc", target.family]
+    if target.backend == "torch" and target.device:
+        args += ["--device", target.device]
+    if target.determinism_level >= 2:      # the level a batch-slice or strong-consistency case ran at
+        args += ["--determinism-level", str(target.determinism_level)]
     elif target.deterministic:
         args.append("--deterministic")
     if target.relaunch:

@@ -8,7 +8,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..backends.base import banner
 from . import baseline as bl, identity, perf_ab, perf_baseline, records as rec_mod, repro_line as repro, reruns
 from . import shard as shard_mod, utilisation
 from .gate import is_gate_failure
@@ -117,10 +116,10 @@ class RunReporting:
         self.history_lines: list[str] = []      # what --db's ingest said (or why it could not)
         self._library = None                    # the perf baseline's library, for A/B re-measurement (perf_ab.py)
 
-    def report_dir(self, props: dict) -> Path:
-        return self.directory or Path(self.settings.report_dir or Target.from_properties(props).report_dir(self.root))
+    def report_dir(self, target: Target) -> Path:
+        return self.directory or Path(self.settings.report_dir or target.report_dir(self.root))
 
-    def baseline(self, props: dict) -> bl.Baseline | None:
+    def baseline(self, target: Target) -> bl.Baseline | None:
         """The run's baseline; BaselineError when it does not fit the run (remembered: the end of
         the run reports a refused gate, never a verdict)."""
         if not self.settings.gate:
@@ -129,8 +128,8 @@ class RunReporting:
             raise bl.BaselineError(self.gate_refused)
         if self._baseline is None:
             try:
-                self._baseline = bl.load_for(Path(self.settings.gate), props.get("backend", ""),
-                                             props.get("family", ""), props.get("backend_version") or None)
+                self._baseline = bl.load_for(Path(self.settings.gate), target.backend, target.family or "",
+                                             target.version or None)
                 self._perf = perf_baseline.pick(self._baseline)     # two that fit equally: refused here
             except bl.BaselineError as e:
                 self.gate_refused = str(e)
@@ -139,12 +138,12 @@ class RunReporting:
 
     # ---------------------------------------------------------------- selection
 
-    def select(self, cases: list[tuple], props: dict | None) -> list[bool]:
+    def select(self, cases: list[tuple], target: Target | None) -> list[bool]:
         """cases: [(case, nodeid)] left after every other selection. Returns which ones the shard
         keeps, and writes manifest.json. Loads the baseline, so a wrong target stops the run here."""
-        if props:
+        if target:
             try:
-                self.baseline(props)
+                self.baseline(target)
             except bl.BaselineError:
                 if self.worker is None:
                     raise
@@ -155,18 +154,18 @@ class RunReporting:
         keep = [True] * len(cases)
         if self.settings.shard:
             keep = shard_mod.select([c.id for c, _ in cases], self.settings.shard, self.settings.durations)
-        if props and self.worker in (None, "gw0"):     # every xdist worker selects the same; one writes it down
+        if target and self.worker in (None, "gw0"):     # every xdist worker selects the same; one writes it down
             entry = rec_mod.facts_of      # the case's facts: a MISSING record of it says as much as any other
-            rec_mod.write_manifest(self.report_dir(props), [entry(c, n) for c, n in cases],
+            rec_mod.write_manifest(self.report_dir(target), [entry(c, n) for c, n in cases],
                                    [entry(c, n) for (c, n), k in zip(cases, keep) if k], self.settings.shard,
-                                   {**self.requested, "family": self.requested.get("family") or props.get("family")})
+                                   {**self.requested, "family": self.requested.get("family") or target.family})
         return keep
 
     # ---------------------------------------------------------------- one case
 
-    def baseline_skip(self, case, props: dict) -> str | None:
+    def baseline_skip(self, case, target: Target) -> str | None:
         """The reason a baseline's `skips` entry gives for not running this case, or None."""
-        base = self.baseline(props)
+        base = self.baseline(target)
         entry = base.find("skips", case.id) if base else None
         return f"baseline {entry.source}: {entry.reason} ({entry.link})" if entry else None
 
@@ -183,26 +182,26 @@ class RunReporting:
             self._library.close()
             self._library = None
 
-    def dump(self, props: dict) -> tuple[str, bool] | None:
+    def dump(self, target: Target) -> tuple[str, bool] | None:
         """(where the case worker writes a case's arrays, whether passing cases' too) with
         --dump-failures or --dump-all, else None."""
         if not self.settings.dump_failures:
             return None
-        return str(self.report_dir(props) / "failures"), self.settings.dump_all
+        return str(self.report_dir(target) / "failures"), self.settings.dump_all
 
-    def run_case(self, case, nodeid: str, props: dict, execute, baseline_library=None, deadline_s: float = 0.0) -> dict:
+    def run_case(self, case, nodeid: str, target: Target, execute, baseline_library=None, deadline_s: float = 0.0) -> dict:
         """execute(case=case) -> the Outcome of one fresh attempt (of `case`, or of the variant
         given). Reruns, the record (and with it the final status), the dump (a case the baseline
         skips is not run at all). baseline_library: the perf
         baseline's library (perf_ab.BaselineLibrary), for an interleaved re-measurement of a flagged
         case within `deadline_s` per attempt."""
-        deviation = case.deviation_on(props.get("backend", ""), props.get("family") or None)
+        deviation = case.deviation_on(target.backend, target.family)
         facts = rec_mod.facts_of(case, nodeid, deviation.reason if deviation else None)
-        skip = self.baseline_skip(case, props)
+        skip = self.baseline_skip(case, target)
         if skip:
-            return rec_mod.not_run(facts, Status.SKIP, skip, rec_mod.Context(props))
+            return rec_mod.not_run(facts, Status.SKIP, skip, rec_mod.Context(target))
         outcome, attempts = reruns.run_with_reruns(execute, self.settings.reruns, deviates=deviation is not None)
-        context = self.context(props, nodeid, attempts)
+        context = self.context(target, nodeid, attempts)
         record = rec_mod.build(outcome, facts, context)
         ab = None
         if baseline_library is not None and baseline_library.available:
@@ -218,63 +217,63 @@ class RunReporting:
                 record["harness_error"] = "; ".join(filter(None, (record.get("harness_error"), error)))
         return record
 
-    def record_outcome(self, case, nodeid: str, props: dict, outcome) -> dict:
+    def record_outcome(self, case, nodeid: str, target: Target, outcome) -> dict:
         """The record of an Outcome that replaces a case's earlier one (a heap culprit found after it
         passed: harness/execution/blame.py)."""
-        deviation = case.deviation_on(props.get("backend", ""), props.get("family") or None)
+        deviation = case.deviation_on(target.backend, target.family)
         facts = rec_mod.facts_of(case, nodeid, deviation.reason if deviation else None)
-        return rec_mod.build(outcome, facts, self.context(props, nodeid))
+        return rec_mod.build(outcome, facts, self.context(target, nodeid))
 
-    def context(self, props: dict, nodeid: str, attempts=()) -> rec_mod.Context:
+    def context(self, target: Target, nodeid: str, attempts=()) -> rec_mod.Context:
         """What the records of this run share: the backend, its libraries' hashes, the baseline, and
         the command that reruns a case."""
-        return rec_mod.Context(props, identity.library_hashes(props), repro.command(nodeid, props, self.switches,
-                                                                                     self.root),
-                               tuple(attempts), self.baseline(props))
+        return rec_mod.Context(target, identity.library_hashes(target),
+                               repro.command(nodeid, target, self.switches, self.root),
+                               tuple(attempts), self.baseline(target))
 
     # ---------------------------------------------------------------- recording (controller)
 
-    def open_recorder(self, directory: Path, props: dict) -> Recorder:
+    def open_recorder(self, directory: Path, target: Target) -> Recorder:
         """The controller's recorder, once the run has its report directory and backend facts."""
         self.directory = Path(directory)
         try:      # the target is known now: a baseline that does not fit is refused before any verdict
-            self.baseline(props)
+            self.baseline(target)
         except bl.BaselineError:
             pass      # remembered in gate_refused; selection raises it (one line) before any case runs
         case_files = sorted((self.root / "cases").glob("*.yaml"))
-        self.recorder = Recorder(self.directory, banner(props), props, root=self.root, argv=self.argv,
+        self.recorder = Recorder(self.directory, target, root=self.root, argv=self.argv,
                                  case_files=case_files, extra=self.extra, html=self.settings.html,
                                  started=self.started)
         return self.recorder
 
-    def record_report(self, props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
+    def record_report(self, user_props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
                       died: bool, case_of, text: str | None = None) -> dict | None:
         """Record what one pytest report says about a case; returns the record written, if any.
-        props: the report's user properties (its "record": the case's record, decoded); died: the
+        user_props: the report's user properties (its "record": the case's record, decoded); died: the
         pytest (xdist) worker running it died; case_of(nodeid) -> {case_id, op} for a case that
         left no record."""
         recorder = self.recorder
         if recorder is None:
             return None
-        record = props.get("record")
+        record = user_props.get("record")
         if record is not None:
             if when != "call" and not failed:      # setup/teardown of a case already recorded
                 return None
             if failed and not is_gate_failure(record):
                 # pytest failed the item after its case was judged: the harness raised around it
                 record = rec_mod.not_run(rec_mod.facts_in(record), Status.FAIL, f"harness error: {one_line}",
-                                         self.context(recorder.properties, nodeid))
+                                         self.context(recorder.target, nodeid))
         elif failed and (".yaml::" in nodeid or ".json::" in nodeid):
             # no record came back: the xdist worker running it died (killed from outside), or the
             # harness itself raised around the case worker
             status, what = (Status.CRASH, "the pytest worker running it died") if died else \
                 (Status.FAIL, "harness error")
             record = rec_mod.not_run({**case_of(nodeid), "nodeid": nodeid}, status,
-                                     f"{status.value}: {what}: {one_line}", self.context(recorder.properties, nodeid))
+                                     f"{status.value}: {what}: {one_line}", self.context(recorder.target, nodeid))
         else:
             return None
         # `text`: the record as the xdist worker encoded it (strict JSON), written as it came
-        recorder.add(record, text if record is props.get("record") else None)
+        recorder.add(record, text if record is user_props.get("record") else None)
         return record
 
     # ---------------------------------------------------------------- the end
