@@ -147,6 +147,21 @@ def test_unfaithful_cases_are_skipped_with_their_reason(tmp_path):
     assert out.raw.value == "SKIP" and out.reason == cases[0].skip
 
 
+@needs_atk
+def test_an_atk_perf_ratio_reaches_the_record_and_the_perf_gate(tmp_path):
+    """ATK's standard.perf, where it is a ratio against the benchmark device, is a fact of the case's
+    record, which is where the perf gate reads it (perf_gate.atk_ratio); "not_key" (every case of the
+    shipped lists) is not. It used to be read by the gate and written by nothing."""
+    from harness.reporting import perf_gate, records as rec_mod
+    doc = _doc("MaxUnpool3dBackward")[:3]
+    doc[0]["standard"]["perf"] = [0.95, 0.9]
+    doc[1]["standard"]["perf"] = 0.8
+    cases = load_atk_file(_write(tmp_path, doc), CASES)
+    facts = [rec_mod.facts_of(c, f"x::{c.name}") for c in cases]
+    assert [f.get("atk_perf") for f in facts] == [[0.95, 0.9], 0.8, None]
+    assert [perf_gate.atk_ratio(f.get("atk_perf")) for f in facts] == [0.95, 0.8, None]
+
+
 @pytest.mark.parametrize("text,words", [
     ("[{\"id\": 0", "not valid JSON at line 1"),
     ("{\"id\": 0}", "JSON list of case objects"),

@@ -132,3 +132,33 @@ def test_the_case_facts_are_declared_once_and_a_rebuilt_record_keeps_them_all():
     assert {k: again.get(k) for k in rec_mod.FACT_KEYS} == {k: first.get(k) for k in rec_mod.FACT_KEYS}
     assert not _invalid([first, again]), _invalid([first, again])
 
+
+
+def test_the_record_type_and_the_schema_declare_the_same_keys():
+    """records.Record is the record's one declaration: record.schema.json documents exactly its keys,
+    and requires exactly its Required ones (what build writes for every case)."""
+    from typing import get_type_hints
+    declared = set(get_type_hints(rec_mod.Record))
+    assert declared == set(SCHEMA["properties"]), (sorted(declared - set(SCHEMA["properties"])),
+                                                  sorted(set(SCHEMA["properties"]) - declared))
+    assert rec_mod.Record.__required_keys__ == set(SCHEMA["required"]), \
+        sorted(rec_mod.Record.__required_keys__ ^ set(SCHEMA["required"]))
+
+
+def test_a_dump_that_cannot_be_completed_is_built_into_the_record_beside_the_failure(tmp_path):
+    """--dump-failures completes the worker's arrays file with the record's meta and the record gets the
+    file's path: a record built again from the outcome (reruns.dumped), never edited after build. A file
+    that is gone by then is a harness error beside the case's own failure and any error before it."""
+    from harness.judge.outcome import Outcome
+    from harness.reporting import reruns
+    outcome = Outcome("Op.g[x]", "Op", Status.FAIL, "gradInput: FAIL", family="ascend910b",
+                      diagnostics={"harness_error": "an earlier one"},
+                      dump={"path": str(tmp_path / "gone" / "x.npz"), "dtypes": {}})
+    facts = {"case_id": "Op.g[x]", "nodeid": "cases/op.yaml::g[x]", "op": "Op", "dtype": "float32", "kind": "valid"}
+    ctx = rec_mod.Context(Target.from_wire({"backend": "aclnn", "family": "ascend910b", "simulated": "true"}))
+    first = rec_mod.build(outcome, facts, ctx)
+    rec = rec_mod.build(reruns.dumped(outcome, first), facts, ctx)
+    assert rec["dump"] is None and rec["status"] == "FAIL", rec
+    assert rec["harness_error"].startswith("an earlier one; --dump-failures: cannot complete "), rec["harness_error"]
+    assert first["dump"] == outcome.dump and "cannot complete" not in first["harness_error"]   # built, not edited
+    assert not _invalid([first, rec]), _invalid([first, rec])

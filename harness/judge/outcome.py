@@ -51,7 +51,7 @@ class Outcome:
     worker: str = ""                  # the case worker that ran it (or tried to)
     device_resets: int = 0            # device resets and worker replacements of that worker so far
     diagnostics: dict = field(default_factory=dict)  # DIAGNOSTIC_KEYS, where there is something to say
-    dump: dict | None = None          # --dump-failures: the arrays file the worker wrote
+    dump: dict | str | None = None    # --dump-failures: the arrays file the worker wrote; its path once complete
     perf: dict | None = None          # --perf: the timing distribution (harness/judge/perf.py)
     determinism: dict | None = None   # the determinism level it was held to and what was checked (batch_slice.py)
 

@@ -223,12 +223,14 @@ def _case(path: Path, op: OpSpec, raw: dict, statuses: dict, vocab: Vocabulary) 
             raise _Skip(f"a tensor of {largest:,} elements exceeds the harness's per-case limit of "
                         f"{MAX_ELEMENTS:,} (float64 golden and host copies need ~40 bytes an element)")
         status = statuses.get((dtype, index_dtype), {})
+        perf = (raw.get("standard") or {}).get("perf")
         notes = ([ex.note] if ex.note else []) + rd.notes
         name = f"{GROUP}[{cid}-{dtype}{f'-{index_dtype}' if index_dtype else ''}-{ids.shape_id(shape)}]"
         return Case(name=name, shape=shape, dtype=dtype, index_dtype=index_dtype, attrs=attrs, values=values,
                     status={f: s for f, s in status.items() if f in op.families}, standard=standard,
                     tier="slow" if largest > SLOW_ELEMENTS else "default", note="; ".join(notes) or None,
                     drawn_shapes=drawn, deviations=((TORCH_HALF,) if ex.sums else ()) + op.atk_deviations,
+                    atk_perf=None if perf in (None, "not_key") else perf,
                     **{k: v for k, v in base.items() if k != "standard"})
     except _Skip as e:
         return _skipped(path, base, cid, str(e))

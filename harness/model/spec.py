@@ -193,6 +193,9 @@ class Case:
     # timed after it is judged (its group's `perf:`): the stopping rule's settings and the perf
     # gate's tolerance, {} for the defaults; None: only --perf times it
     perf: dict | None = field(default=None, hash=False, compare=False)
+    # an ATK list's standard.perf where it says more than "not_key": the benchmark device's ratio the
+    # perf gate holds a timed case to (reporting/perf_gate.atk_ratio); None for every other case
+    atk_perf: object = field(default=None, hash=False, compare=False)
     # input tensor -> shape when every input is drawn on its own (no forward pass), e.g. an ATK
     # case whose executor feeds random indices; None: the golden's `prepare` makes the inputs
     drawn_shapes: dict | None = field(default=None, hash=False, compare=False)

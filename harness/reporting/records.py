@@ -5,13 +5,14 @@ record.schema.json (tests/test_record_schema.py holds real records to it). `stat
 name (core/status.py) decided by classify(); `raw_status` is what the case itself did;
 `phase1.status` the integer phase 1 returned.
 """
-from __future__ import annotations
+# No `from __future__ import annotations` here: a TypedDict tells Required keys from the others only
+# by annotations evaluated when the class is made (Record.__required_keys__).
 
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import Required, TypedDict
 
 from ..core import jsonsafe
 from ..core.jsonsafe import jsonable
@@ -230,9 +231,70 @@ class CaseFacts(TypedDict, total=False):
     note: str | None
     deviation: str | None
     perf_tolerance: float           # only where the case's group gives the perf gate a tolerance
+    atk_perf: object                # only where an ATK list's standard.perf is a ratio (perf_gate.atk_ratio)
 
 
 FACT_KEYS = tuple(CaseFacts.__annotations__)
+
+
+class Record(CaseFacts, total=False):
+    """One line of results.jsonl, declared once: `build` writes every Required key, the case facts it
+    has, the diagnostics an outcome carries; the perf gate adds `perf_gate` to a copy (perf_gate.gate),
+    a merged report `_run` to what it reads. record.schema.json documents exactly these keys, with
+    exactly these required (tests/test_record_schema.py checks both ways)."""
+    schema: Required[int]
+    case_id: Required[str]
+    nodeid: Required[str | None]
+    op: Required[str]
+    family: Required[str]
+    soc_name: Required[str]
+    cann_version: Required[str]
+    status: Required[str]
+    raw_status: Required[str]
+    reason: Required[str]
+    raw_reason: Required[str]
+    waiver: Required[dict | None]
+    attempts: Required[list[str]]
+    phase1: Required[dict]
+    phase2_status: Required[int | None]
+    sync_status: Required[int | None]
+    standard: Required[str | None]
+    metrics: Required[list[dict]]
+    worst: Required[dict | None]
+    verdict: Required[dict | None]
+    digests: Required[dict[str, str]]
+    timings: Required[dict[str, float | None]]
+    started_at: Required[float | None]
+    launch_s: Required[float | None]
+    device_s: Required[float | None]
+    launches: Required[int | None]
+    launches_note: Required[str]
+    problems: Required[list[str]]
+    repro: Required[str]
+    library_sha256: Required[dict[str, str | None]]
+    backend: Required[dict[str, str]]       # the target's identity keys (RECORD_IDENTITY), as strings
+    worker: Required[str]
+    device_resets: Required[int]
+    dump: Required[dict | str | None]
+    perf: Required[dict | None]
+    determinism: Required[dict | None]
+    # the diagnostics of an outcome that has them (judge/outcome.py DIAGNOSTIC_KEYS)
+    signal: str
+    stack: str
+    last_error: str
+    output: str
+    deadline_s: float
+    traceback: str
+    recovery: dict
+    recovered_from: dict
+    blocked_signals: dict
+    oom: str
+    blame: dict
+    left_processes: str
+    harness_error: str
+    # added to a built record's copy by a later reader
+    perf_gate: list[dict]
+    _run: str
 
 
 def facts_of(case, nodeid: str, deviation: str | None = None) -> CaseFacts:
@@ -244,6 +306,8 @@ def facts_of(case, nodeid: str, deviation: str | None = None) -> CaseFacts:
                       check=case.check, note=case.note, deviation=deviation)
     if (case.perf or {}).get("tolerance") is not None:
         facts["perf_tolerance"] = case.perf["tolerance"]
+    if case.atk_perf is not None:
+        facts["atk_perf"] = case.atk_perf
     return facts
 
 
@@ -262,7 +326,7 @@ class Context:
     baseline: object = None          # the run's Baseline, or None
 
 
-def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
+def build(outcome: Outcome, facts: dict, ctx: Context) -> Record:
     """The results.jsonl record of one case: the one constructor of every record (a judged case, a
     crash, a hang, a case not run, a case a stop or a killed process left MISSING, a case file that
     does not load). Its status is decided here, by classify() alone."""
@@ -272,7 +336,7 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
     decision = classify(raw, outcome.reason, case_id=facts["case_id"], attempts=attempts,
                         deviation=facts.get("deviation"), backend=target.backend, baseline=ctx.baseline)
     verdict = outcome.verdict
-    rec = {
+    rec = Record(**{
         "schema": SCHEMA, "nodeid": None, **facts,
         "family": outcome.family or ctx.target.family or "", "soc_name": target.soc_name,
         "cann_version": target.version,
@@ -294,7 +358,7 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> dict:
         "worker": outcome.worker, "device_resets": outcome.device_resets,
         **{k: outcome.diagnostics[k] for k in DIAGNOSTIC_KEYS if k in outcome.diagnostics},
         "dump": outcome.dump, "perf": outcome.perf, "determinism": outcome.determinism,
-    }
+    })
     return rec
 
 

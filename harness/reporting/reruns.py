@@ -51,6 +51,17 @@ def finish_dump(record: dict, written: dict | None, everything: bool = False) ->
         return None, f"--dump-failures: cannot complete {written['path']}: {type(e).__name__}: {e}"[:1000]
 
 
+def dumped(outcome: Outcome, record: dict, everything: bool = False) -> Outcome:
+    """The outcome once its arrays file is complete (finish_dump): `dump` is the file's path (None when
+    there is none), and a file that cannot be completed is a harness error beside the case's own
+    failure, never instead of it. A record is built from an outcome, never edited after."""
+    path, error = finish_dump(record, outcome.dump, everything)
+    diagnostics = dict(outcome.diagnostics)
+    if error:
+        diagnostics["harness_error"] = "; ".join(filter(None, (diagnostics.get("harness_error"), error)))
+    return dataclasses.replace(outcome, dump=path, diagnostics=diagnostics)
+
+
 def remeasure(record: dict, outcome: Outcome, run, own, bench=None, ab=None, alone_why: str | None = None) -> bool:
     """The perf gate's second look (perf_gate.py): when the case's launch times are flagged against
     its perf baselines (own, benchmark), measure it again and keep those launch times in

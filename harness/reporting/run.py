@@ -211,10 +211,8 @@ class RunReporting:
         alone = baseline_library.why if baseline_library is not None else "the run has no baseline library at hand"
         if reruns.remeasure(record, outcome, execute, *self._perf, ab=ab, alone_why=alone):
             record = rec_mod.build(outcome, facts, context)
-        if self.settings.dump_failures:
-            record["dump"], error = reruns.finish_dump(record, outcome.dump, self.settings.dump_all)
-            if error:            # beside the case's own failure, never instead of it
-                record["harness_error"] = "; ".join(filter(None, (record.get("harness_error"), error)))
+        if self.settings.dump_failures:     # the arrays file gets the record's meta, the record the file's path
+            record = rec_mod.build(reruns.dumped(outcome, record, self.settings.dump_all), facts, context)
         return record
 
     def record_outcome(self, case, nodeid: str, target: Target, outcome) -> dict:
