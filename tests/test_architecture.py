@@ -132,3 +132,11 @@ def test_the_target_changes_form_only_at_its_boundaries():
     found = {str(p.relative_to(REPO)) for p in (REPO / "harness").rglob("*.py") if wire.search(p.read_text())}
     assert found == set(TARGET_WIRE_BOUNDARIES), (
         f"new: {sorted(found - set(TARGET_WIRE_BOUNDARIES))}, gone: {sorted(set(TARGET_WIRE_BOUNDARIES) - found)}")
+
+
+def test_no_module_is_over_400_lines():
+    """A module that grows past this holds more than one thing (issue 31's bar): split it by what it holds."""
+    roots = [REPO / d for d in ("harness", "golden", "platforms", "swcann")] + [REPO / "conftest.py"]
+    files = [f for r in roots for f in ([r] if r.is_file() else r.rglob("*.py")) if "__pycache__" not in f.parts]
+    long = {str(f.relative_to(REPO)): n for f in files if (n := len(f.read_text().splitlines())) > 400}
+    assert files and not long, long
