@@ -16,6 +16,7 @@ from harness.reporting import writers
 from harness.reporting.html import render
 from harness.reporting.run import ReportSettings, RunReporting
 from harness.reporting.runs import Report, load_run
+from harness.target import Target
 from tests.reporting_fixtures import rec, write_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +98,7 @@ def test_report_html_shows_escapes(tmp_path):
 def test_terminal_summary_lines_show_escapes(tmp_path):
     reporting = RunReporting(ReportSettings(None, 0, None, None, False, False, None), root=REPO, argv=[],
                              requested={}, worker=None)
-    recorder = reporting.open_recorder(tmp_path / "rep", {"backend": "torch", "simulated": "true"})
+    recorder = reporting.open_recorder(tmp_path / "rep", Target.from_wire({"backend": "torch", "simulated": "true"}))
     recorder.add(rec("AvgPool2dBackward.g[float32-1]", "FAIL", reason="library said: " + NASTY,
                      repro="./run suite x"))
     lines = reporting.summary_lines()
