@@ -244,16 +244,15 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> Record:
     """The results.jsonl record of one case: the one constructor of every record (a judged case, a
     crash, a hang, a case not run, a case a stop or a killed process left MISSING, a case file that
     does not load). Its status is decided here, by classify() alone."""
-    target = outcome.backend or ctx.target
+    run = ctx.target
     raw = outcome.raw
     attempts = list(ctx.attempts) or [raw.value]
     decision = classify(raw, outcome.reason, case_id=facts["case_id"], attempts=attempts,
-                        deviation=facts.get("deviation"), backend=target.backend, baseline=ctx.baseline)
+                        deviation=facts.get("deviation"), backend=run.backend, baseline=ctx.baseline)
     verdict = outcome.verdict
-    rec = Record(**{
+    rec: Record = {
         "schema": SCHEMA, "nodeid": None, **facts,
-        "family": outcome.family or ctx.target.family or "", "soc_name": target.soc_name,
-        "cann_version": target.version,
+        "family": outcome.family or run.family or "", "soc_name": run.soc_name, "cann_version": run.version,
         "status": decision.status.value, "raw_status": raw.value, "reason": decision.reason,
         "raw_reason": outcome.reason, "waiver": decision.waiver, "attempts": attempts,
         "phase1": {"status": outcome.phase1_status, "expected": outcome.expected_status,
@@ -268,11 +267,11 @@ def build(outcome: Outcome, facts: dict, ctx: Context) -> Record:
         "problems": list(outcome.problems),
         "repro": ctx.repro if decision.status is not Status.PASS else "",
         "library_sha256": dict(ctx.library_sha256),
-        "backend": record_identity(target),
+        "backend": record_identity(outcome.backend or run),     # what ran the case, where it said
         "worker": outcome.worker, "device_resets": outcome.device_resets,
         **{k: outcome.diagnostics[k] for k in DIAGNOSTIC_KEYS if k in outcome.diagnostics},
         "dump": outcome.dump, "perf": outcome.perf, "determinism": outcome.determinism,
-    })
+    }
     return rec
 
 
