@@ -10,6 +10,8 @@ same. Every writer passes its text through printable() once, so what is shown is
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 # Line breaks a multi-line field keeps (a JUnit failure body, a <pre>); everywhere else they are
 # shown as escapes too, so that one record stays one line.
 _LINE_BREAKS = "\n\t"
@@ -45,3 +47,23 @@ def printable(text, lines: bool = False) -> str:
         return text
     keep = _LINE_BREAKS if lines else ""
     return "".join(ch if ch.isprintable() or ch in keep else _escape(ch) for ch in text)
+
+
+class Spelling(NamedTuple):
+    """The words a value is written with in a one-token name: a case id says NULL, 1/0 and - (short,
+    and stable since ids are repro selectors), a triage atom null, true/false and [] (read by people)."""
+    null: str
+    true: str
+    false: str
+    empty: str
+
+
+def spelled(value, words: Spelling) -> str:
+    """An attribute value as one token; a list's items joined by "x" (kernel 3x3)."""
+    if value is None:
+        return words.null
+    if isinstance(value, bool):
+        return words.true if value else words.false
+    if isinstance(value, (list, tuple)):
+        return "x".join(spelled(v, words) for v in value) if value else words.empty
+    return str(value)

@@ -22,6 +22,11 @@ class RatePoint:
     def rate(self) -> float | None:
         return self.passed / self.total if self.total else None
 
+    def line(self) -> str:
+        rate = f"{100 * self.rate:6.2f} %" if self.rate is not None else "     - "
+        more = f" ({self.runs} runs)" if self.runs > 1 else f" (run {self.run})" if self.run else ""
+        return f"  {self.label}  {rate}  {self.passed}/{self.total} passed, {self.failed} failed{more}"
+
     def to_dict(self) -> dict:
         return {"family": self.family, "when": self.label, "runs": self.runs, "total": self.total,
                 "passed": self.passed, "failed": self.failed, "rate": self.rate, "run": self.run}
@@ -44,11 +49,5 @@ def pass_rates(conn, family: str | None = None, last: int | None = None, by: str
 
 
 def lines(rates: dict[str, list[RatePoint]]) -> list[str]:
-    out = []
-    for fam, points in rates.items():
-        out.append(f"{fam or 'any'}: {len(points)} point(s)")
-        for p in points:
-            rate = f"{100 * p.rate:6.2f} %" if p.rate is not None else "     - "
-            out.append(f"  {p.label}  {rate}  {p.passed}/{p.total} passed, {p.failed} failed"
-                       + (f" ({p.runs} runs)" if p.runs > 1 else f" (run {p.run})" if p.run else ""))
-    return out
+    return [line for fam, points in rates.items()
+            for line in (f"{fam or 'any'}: {len(points)} point(s)", *(p.line() for p in points))]

@@ -35,6 +35,14 @@ class Point:
     phase1_check: str | None
     worst_share: float | None
 
+    def line(self) -> str:
+        perf = f" {self.perf_median_ms:.4g} ms" if self.perf_median_ms is not None else ""
+        verdict = f" {self.perf_verdict}" if self.perf_verdict else ""
+        run = self.run
+        return (f"  {run.started} {self.status:<8}{perf}{verdict} digest {self.digest or '-'}"
+                f" lib {(run.library_sha256 or '?')[:12]} CANN {run.cann_version or '?'} {run.directory}"
+                + (f": {self.reason}" if self.reason else ""))
+
     def to_dict(self) -> dict:
         return {**self.run.brief(), "status": self.status, "reason": self.reason, "digest": self.digest,
                 "perf_median_ms": self.perf_median_ms, "perf_ci_ms": list(self.perf_ci) if self.perf_ci else None,

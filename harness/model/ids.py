@@ -1,24 +1,18 @@
 """Case ids: short, generic and stable, so that an id is its own repro selector."""
 from __future__ import annotations
 
+from ..core.text import Spelling, spelled
+
+_ID_WORDS = Spelling(null="NULL", true="1", false="0", empty="-")
+
 
 def _abbrev(name: str) -> str:
     """kernelSize -> ks, ceilMode -> cm, stride -> s."""
     return (name[0] + "".join(c for c in name[1:] if c.isupper())).lower()
 
 
-def _fmt_value(v) -> str:
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, (list, tuple)):
-        return "x".join(_fmt_value(x) for x in v) if v else "-"
-    return str(v)
-
-
 def attrs_id(attrs: dict) -> str:
-    return "_".join(f"{_abbrev(k)}{_fmt_value(v)}" for k, v in attrs.items())
+    return "_".join(f"{_abbrev(k)}{spelled(v, _ID_WORDS)}" for k, v in attrs.items())
 
 
 def shape_id(shape) -> str:

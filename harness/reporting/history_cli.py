@@ -97,16 +97,9 @@ def _history_timeline(a, conn):
     found = timeline.timeline(conn, a.case, a.family, a.last)
     if not found:
         return [f"{a.case}: not in the store" + (f" on {a.family}" if a.family else "")], {}
-    lines = []
-    for fam, points in found.items():
-        lines.append(f"{a.case} on {fam}: {len(points)} run(s)")
-        for p in points:
-            perf = f" {p.perf_median_ms:.4g} ms" if p.perf_median_ms is not None else ""
-            lines.append(f"  {p.run.started} {p.status:<8}{perf}{' ' + p.perf_verdict if p.perf_verdict else ''}"
-                         f" digest {p.digest or '-'} lib {(p.run.library_sha256 or '?')[:12]} CANN {p.run.cann_version or '?'}"
-                         f" {p.run.directory}" + (f": {p.reason}" if p.reason else ""))
-        for f in timeline.analyse(a.case, fam, points):
-            lines += f.lines()
+    lines = [line for fam, points in found.items()
+             for line in (f"{a.case} on {fam}: {len(points)} run(s)", *(p.line() for p in points),
+                          *(x for f in timeline.analyse(a.case, fam, points) for x in f.lines()))]
     return lines, {fam: [p.to_dict() for p in points] for fam, points in found.items()}
 
 

@@ -17,6 +17,7 @@ import math
 import re
 
 from ..core import dtypes, formats
+from ..core.text import Spelling, spelled
 
 MODULI = (16, 32, 48, 256)
 BLOCK_BYTES = 32
@@ -28,14 +29,7 @@ _AXES = {1: ("",), 2: ("_h", "_w"), 3: ("_d", "_h", "_w")}
 _BRACKET = re.compile(r"\[(.*)\]$")
 
 
-def _text(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "x".join(_text(v) for v in value) if value else "[]"
-    return str(value)
+_ATOM_WORDS = Spelling(null="null", true="true", false="false", empty="[]")
 
 
 def _dim_names(rec: dict, rank: int) -> list[str]:
@@ -76,7 +70,7 @@ def of(rec: dict) -> list[tuple[str, str, int]]:
     out: list[tuple[str, str, int]] = []
 
     def add(name, value, cx):
-        out.append((name, _text(value), cx))
+        out.append((name, spelled(value, _ATOM_WORDS), cx))
 
     for key, cx in (("op", _OP), ("family", _FAMILY), ("dtype", _DTYPE), ("index_dtype", _DTYPE),
                     ("kind", _KIND), ("group", _FORMAT), ("check", _CHECK)):
