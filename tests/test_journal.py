@@ -96,3 +96,37 @@ def test_a_resumed_journal_starts_after_a_line_cut_inside_its_id(tmp_path):
     state = journal.scan(tmp_path)
     assert list(state.final) == ["a", "c"] and state.unfinished == {}
     assert state.unreadable == ["run1-main.jsonl:3"]
+
+
+def test_a_run_without_results_is_read_from_its_journals(tmp_path):
+    """results.jsonl is written once, at a run's end; until then (or for a run killed outright) the
+    readers of a report directory get the records its end would have written, from the journals."""
+    import json
+
+    import pytest
+
+    from harness.reporting import records as rec_mod
+    j = journal.Journal(tmp_path, "run1", "gw0")
+    _write(j, ["Op.a", "Op.b"])
+    _write(j, ["Op.c"], finish=False)                             # started, never finished
+    j._file.flush()
+    assigned = [{"case_id": c, "nodeid": f"x.yaml::{c}", "op": "Op"} for c in ("Op.a", "Op.b", "Op.c", "Op.d")]
+    (tmp_path / "manifest.json").write_text(json.dumps({"shard": None, "selected": assigned, "assigned": assigned,
+                                                        "requested": {"backend": "aclnn", "family": "ascend910b"}}))
+    assert rec_mod.unfinished(tmp_path)
+    recs = {r["case_id"]: r for r in rec_mod.load_results(tmp_path)}
+    assert {c: r["status"] for c, r in recs.items()} == {"Op.a": "PASS", "Op.b": "PASS", "Op.c": "MISSING",
+                                                          "Op.d": "MISSING"}
+    assert "started at" in recs["Op.c"]["reason"] and "no result was recorded" in recs["Op.d"]["reason"]
+    assert recs["Op.d"]["backend"]["backend"] == "aclnn" and recs["Op.d"]["family"] == "ascend910b"
+    # a record no reader can read is named, never passed on (a merge keeps the others)
+    j.finished({"case_id": "Op.e", "op": "Op", "status": "NOT A STATUS"})
+    j._file.flush()
+    with pytest.raises(rec_mod.ResultsError, match="journal: a record of the journals: field 'status'"):
+        rec_mod.load_results(tmp_path)
+    bad: list[str] = []
+    assert "Op.e" not in {r["case_id"] for r in rec_mod.load_results(tmp_path, bad)}
+    assert len(bad) == 1 and "left out" in bad[0], bad
+    # once the run's end wrote results.jsonl, that is what is read
+    (tmp_path / rec_mod.RESULTS).write_text(rec_mod.dumps({"case_id": "Op.a", "op": "Op", "status": "PASS"}) + "\n")
+    assert not rec_mod.unfinished(tmp_path) and [r["case_id"] for r in rec_mod.load_results(tmp_path)] == ["Op.a"]

@@ -98,9 +98,9 @@ def test_report_html_shows_escapes(tmp_path):
 def test_terminal_summary_lines_show_escapes(tmp_path):
     reporting = RunReporting(ReportSettings(None, 0, None, None, False, False, None), root=REPO, argv=[],
                              requested={}, worker=None)
-    recorder = reporting.open_recorder(tmp_path / "rep", Target.from_wire({"backend": "torch", "simulated": "true"}))
-    recorder.add(rec("AvgPool2dBackward.g[float32-1]", "FAIL", reason="library said: " + NASTY,
-                     repro="./run suite x"))
+    reporting.open_recorder(tmp_path / "rep", Target.from_wire({"backend": "torch", "simulated": "true"}))
+    reporting.finish(1, [rec("AvgPool2dBackward.g[float32-1]", "FAIL", reason="library said: " + NASTY,
+                             repro="./run suite x")])
     lines = reporting.summary_lines()
     said = next(ln for ln in lines if "library said" in ln)
     assert not any(_unseen(ln, allowed="") for ln in lines), [ascii(ln) for ln in lines if _unseen(ln, allowed="")]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.execution import deadline, journal
+from harness.reporting import records as rec_mod
 from tests.robust_cases import EXECUTOR_SETTINGS, faulty_numel, flat, stop_and_wait, write_cases
 
 REPO = Path(__file__).resolve().parent.parent
@@ -171,6 +172,14 @@ def test_killed_run_is_finished_by_resume(tmp_path):
     before = journal.scan(rep)
     missing = before.unfinished_ids()
     assert any("f437" in c for c in missing), missing
+    # results.jsonl is written once, at a run's end; a killed run's records are read from its journals,
+    # as its end would have written them (what merge, compare and the history read)
+    assert not (rep / "results.jsonl").exists()
+    read = rec_mod.load_results(rep)
+    assert Counter(r["case_id"] for r in read) == Counter(set(r["case_id"] for r in read))
+    assert len(read) == 8 * 9 * 2 + 5, len(read)
+    assert {r["case_id"] for r in read if r["status"] != "MISSING"} == before.done_ids()
+    assert missing <= {r["case_id"] for r in read if r["status"] == "MISSING"}
     listed = subprocess.run([sys.executable, "-m", "harness.execution.journal", str(rep)], capture_output=True,
                             text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert all(f"MISSING {c}" in listed.stdout for c in missing), listed.stdout

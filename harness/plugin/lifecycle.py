@@ -5,18 +5,18 @@ the backend (every set-up mistake fails there, in one line), which says the targ
 directory is locked and, for --resume, the journals say what is already done (or that nothing is
 left to do). Every process that runs cases has a pool of case workers and a journal
 (harness/execution/); an xdist worker whose device is lost leaves the run to the others
-(takeover.py). The controller records every case as its report arrives and writes every report
-at the end, from the journals.
+(takeover.py). A record has one way to results.jsonl: the journal of the process that ran the case
+(a harness error around a case is journalled there too; a pytest worker that died, by the
+controller). The controller writes results.jsonl and every other report once, at the end, from the
+journals; while the run goes on, the journals are its live view.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from ..core import jsonsafe
 from ..core.errors import HarnessConfigError
 from ..core.status import Status
 from ..execution import journal as journal_mod, scratch
@@ -190,11 +190,8 @@ class Lifecycle:
         if self.settings.worker and record["raw_status"] == Status.MISSING.value and not executor.usable:
             # not run: no case worker of this xdist worker can open a device; the others take its cases
             takeover.leave(self.journal, case, item.nodeid, "; ".join(executor.lost().values()), executor)
-        self.journal.finished(record)
+        self.journal.finished(record)      # the record's one way to results.jsonl (journal.py)
         self._after_case(item, executor)
-        # the record travels with the report; from an xdist worker it must cross a pipe as text
-        # (strict JSON, as results.jsonl holds it: the controller writes that text as it came)
-        item.user_properties.append(("record", jsonsafe.dumps(record) if self.settings.worker else record))
         return record
 
     def _after_case(self, item, executor: CasePool) -> None:
@@ -216,7 +213,6 @@ class Lifecycle:
         record = rec_mod.not_run(facts, Status.FAIL, str(item.error), rec_mod.Context(self.target()))
         if self.run is not None:
             self._journal().finished(record)
-        item.user_properties.append(("record", jsonsafe.dumps(record)))   # as a case's: written as it comes
         return record
 
     # ------------------------------------------------------------ recording (the controller)
@@ -224,29 +220,27 @@ class Lifecycle:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
         """pytest's own tally shows a case-file deviation that did not deviate as XPASS, not as a
-        plain pass. The case's record rides on its call report only: the teardown report would
-        carry it (and under xdist send it across) a second time for nothing."""
+        plain pass. A case item that failed for another reason than its verdict (the harness raised
+        around it) gets a record saying so, in this process's journal beside the case's own."""
         report = yield
         record = getattr(item, "record", None)
         if call.when == "call" and report.passed and record and record["status"] == Status.UNEXPECTED_PASS.value:
             report.wasxfail = record["reason"]
-        if call.when == "call":
-            item.user_properties[:] = [p for p in item.user_properties if p[0] != "record"]
+        if report.failed and self.run is not None and _is_case(item.nodeid):
+            error = self.reporting.harness_error(record, item.nodeid, call.when, _one_line(report), self.target(),
+                                                 self._case_of)
+            if error is not None:
+                self._journal().finished(error)
         return report
 
     def pytest_runtest_logreport(self, report):
-        """Record each case once (in the controller): its record, or what stopped it."""
-        if not self.is_controller or self.recorder is None:
-            return      # xdist workers forward reports; the controller records
-        user_props = dict(report.user_properties)
-        text = user_props.get("record") if isinstance(user_props.get("record"), str) else None
-        if text is not None:
-            user_props["record"] = json.loads(text)
-        record = self.reporting.record_report(
-            user_props, report.nodeid, report.when, report.failed, _one_line(report),
-            died="crashed while running" in str(report.longrepr or ""), case_of=self._case_of, text=text)
-        if record is not None and record is not user_props.get("record"):
-            self.controller_journal.finished(record)      # a record the case worker did not send
+        """An xdist worker that died running a case left no record of it: the controller, which alone
+        sees that, writes one to its own journal. Every other record came through a journal."""
+        if not self.is_controller or self.recorder is None or not report.failed or not _is_case(report.nodeid):
+            return
+        if "crashed while running" in str(report.longrepr or ""):
+            self.controller_journal.finished(
+                self.reporting.worker_died(report.nodeid, _one_line(report), self.target(), self._case_of))
 
     def _case_of(self, nodeid: str) -> dict:
         """What the run knows of a case that left no record: its manifest entry (the selection every
@@ -321,7 +315,16 @@ def _one_torch_thread() -> None:
         torch.set_num_threads(1)
 
 
+def _is_case(nodeid: str) -> bool:
+    """A case item's node id (a case file's or an ATK list's), not one of the project's own tests."""
+    return ".yaml::" in nodeid or ".json::" in nodeid
+
+
 def _one_line(report) -> str:
+    """Where the failure was raised and what it said (the traceback's last line names only the type)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and crash.message:
+        return f"{Path(str(crash.path)).name}:{crash.lineno}: {crash.message.splitlines()[0]}"[:500]
     text = str(report.longrepr or "")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     return lines[-1][:500] if lines else "error"

@@ -32,7 +32,10 @@ def _run_dirs(paths: list[str]) -> list[Path]:
         merged = _merged_runs(path)
         for d in merged if merged is not None else [path]:
             if not (Path(d) / rec_mod.RESULTS).is_file():
-                raise rec_mod.ResultsError(f"{d}: no {rec_mod.RESULTS} (not a report directory)")
+                raise rec_mod.ResultsError(
+                    f"{d}: no {rec_mod.RESULTS} " + ("(a run that has not finished: finish it with --resume, "
+                                                     "then ingest it)" if rec_mod.unfinished(d)
+                                                     else "(not a report directory)"))
             out.append(Path(d))
     return out
 

@@ -1,11 +1,13 @@
-"""The run-side recorder: results.jsonl as cases finish, and every report when the run ends.
+"""The run-side recorder: every report, written once when the run ends.
 
-Each finished case is appended to results.jsonl as soon as its report arrives (in the xdist
-controller), a live view. At the end results.jsonl is rewritten from the journals
-(harness/execution/journal.py: one record per case, MISSING for a case started and never
-finished, a resumed run's earlier records included), MISSING records are added for cases the
-manifest assigned but no process ever started, then the gate, summary.json (headed by the run's
-identity), summary.txt, summary.md, junit.xml and report.html.
+Its records come from the journals (harness/execution/journal.py: one record per case, MISSING
+for a case started and never finished, a resumed run's earlier records included), the one way a
+record travels from the process that ran its case. MISSING records are added for cases the
+manifest assigned but no process ever started, the gate adds its perf verdicts, and then
+results.jsonl is written (once), summary.json (headed by the run's identity), summary.txt,
+summary.md, junit.xml and report.html. While the run goes on, its journals are the live view
+(`python -m harness.execution.journal DIR`), and the readers of a report directory fall back to
+them for a run that never finished (records.load_results).
 """
 from __future__ import annotations
 
@@ -20,12 +22,6 @@ from .gate import GateResult, evaluate
 from .runs import Report, Run
 from ..core.status import ORDER, Status
 from ..target import Target
-
-
-def _same_records(a: list[dict], b: list[dict]) -> bool:
-    """The same record for every case (in any order: under xdist the journals' order by time
-    and the order of arrival differ)."""
-    return len(a) == len(b) and {r["case_id"]: r for r in a} == {r["case_id"]: r for r in b}
 
 
 def _files_of(records: list[dict], root: Path) -> list[Path]:
@@ -47,10 +43,7 @@ class Recorder:
             from .html import prepare
             prepare()
         self.results_path = self.dir / rec_mod.RESULTS
-        self.results_path.write_text("")
-        self._results = None
-        self._flushed = 0.0
-        self.records: list[dict] = []
+        self.records: list[dict] = []         # the run's, once finished
         self.started, self._t0 = started or ident_mod.now(), time.time()
         self.identity: dict = {}
         self.gate: GateResult | None = None
@@ -59,22 +52,6 @@ class Recorder:
         self.perf_lines: list[str] = []       # what a perf run measured, when no gate judged it
         self.causes = None                    # the failures' causes (harness/triage), once finished
         self.utilisation: dict | None = None   # per device, busy / wall (utilisation.py), once finished
-
-    def add(self, record: dict, text: str | None = None) -> None:
-        """`text`: the record already encoded (strict JSON, one line), when it arrived that way."""
-        self.records.append(record)
-        if self._results is None:             # kept open: opening and closing it per case cost more than the write
-            self._results = self.results_path.open("a", encoding="utf-8")
-        self._results.write((text if text is not None else rec_mod.dumps(record)) + "\n")
-        now = time.monotonic()
-        if now - self._flushed > 0.5:         # a live view, at most half a second behind; the journals
-            self._results.flush()             # (flushed per case) are what a killed run is rebuilt from
-            self._flushed = now
-
-    def _close_results(self) -> None:
-        if self._results is not None:
-            self._results.close()
-            self._results = None
 
     # ---------------------------------------------------------------- views for the terminal
 
@@ -108,53 +85,46 @@ class Recorder:
         """A gated run's exit status: 1 on a new problem or a perf regression."""
         return 1 if (self.gate and not self.gate.passed) or (self.perf and not self.perf.passed) else 0
 
-    def _replace_records(self, records: list[dict]) -> None:
-        """results.jsonl rewritten with `records` (replaced at once: a reader never sees half)."""
-        self.records = list(records)
-        self._close_results()             # the file is replaced: later records go to the new one
+    def _write_results(self) -> None:
+        """results.jsonl, written once (replaced at once: a reader never sees half, and one of a
+        resumed run sees the earlier file until then)."""
         tmp = self.results_path.with_suffix(".tmp")
         tmp.write_text("".join(rec_mod.dumps(r) + "\n" for r in self.records), encoding="utf-8")
         tmp.replace(self.results_path)
 
     def _gate_perf(self, baseline: Baseline | None) -> None:
         """A gated run's measured cases judged against its perf baselines: each record gets its
-        `perf_gate` verdicts (results.jsonl rewritten), the gate's lines the perf verdicts. An
-        ungated perf run gets one line saying that nothing was gated on time."""
+        `perf_gate` verdicts, the gate's lines the perf verdicts. An ungated perf run gets one line
+        saying that nothing was gated on time."""
         if baseline is None:
             self.perf_lines = perf_gate.PerfGate(None, None, self.records).lines()
             return
-        gated, self.perf = perf_gate.gate(self.records, baseline, ident_mod.opapi_hash(self.identity))
+        self.records, self.perf = perf_gate.gate(self.records, baseline, ident_mod.opapi_hash(self.identity))
         self.gate_lines += self.perf.lines()
-        if any(r.get("perf_gate") for r in gated):
-            self._replace_records(gated)
 
     def serious(self) -> list[dict]:
         """Cases that crashed, hung or never finished."""
         bad = (Status.CRASH.value, Status.TIMEOUT.value, Status.MISSING.value)
         return [r for r in self.records if r.get("status") in bad]
 
-    def finish(self, records: list[dict] | None = None, gated: bool = False, baseline: Baseline | None = None,
+    def finish(self, records: list[dict], gated: bool = False, baseline: Baseline | None = None,
                refused: str | None = None, history=None) -> Path:
-        """`records` (one per case, from the journals: harness/execution/journal.py) replace what
-        arrived live; cases the manifest assigned that no journal knows are added as MISSING.
+        """`records`: one per case, from the journals (harness/execution/journal.py); cases the
+        manifest assigned that no journal knows are added as MISSING.
         gated: judge them against `baseline` (already applied to each record); refused: why the
         baseline does not fit this run, written instead of any verdict. history(run, report): --db's
         ingest, called once results.jsonl and summary.json are written (the run's files come first),
         returning the History section of report.html or None."""
-        if records is not None and not _same_records(records, self.records):
-            # not what arrived live (a worker that died before its report, a resumed run's
-            # earlier records): the journals win. Usually the same, and then not written again.
-            self._replace_records(records)
         manifest = rec_mod.load_manifest(self.dir)
-        for missing in rec_mod.missing_records(manifest, self.records, self.target,
-                                                stopped=self.extra.get("stopped")):
-            self.add(missing)
+        self.records = list(records) + rec_mod.missing_records(manifest, records, self.target,
+                                                               stopped=self.extra.get("stopped"))
         self.identity = ident_mod.collect(self.target, root=self.root, argv=self.argv,
                                           case_files=_files_of(self.records, self.root) or self.case_files,
                                           started=self.started, ended=ident_mod.now(), extra=self.extra)
         self.gate = evaluate(self.records, baseline, rec_mod.selected_ids(manifest)) if gated and not refused else None
         self.gate_lines = [f"GATE REFUSED: {refused}"] if refused else self.gate.lines() if self.gate else []
         self._gate_perf(baseline if self.gate else None)
+        self._write_results()
         counts = self.counts()
         self.utilisation = utilisation.summary(self.records)
         summary = {"identity": self.identity, "banner": self.banner, "properties": self.target.to_wire(),
@@ -181,7 +151,6 @@ class Recorder:
         self.causes = report.causes()           # the terminal's summary ends with them (run.py)
         summary["causes"] = self.causes.to_dict() if self.causes.failures else None
         (self.dir / "summary.json").write_text(json.dumps(rec_mod.jsonable(summary), indent=2) + "\n", encoding="utf-8")
-        self._close_results()
         if history is not None:
             report.history = history(run, report)
         writers.write_all(report, self.dir, html=self.html)

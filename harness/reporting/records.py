@@ -15,9 +15,10 @@ from pathlib import Path
 from ..core import jsonsafe
 from ..core.jsonsafe import jsonable
 from ..core.status import Status, parse
+from ..execution import journal
 from ..judge import compare
 from ..judge.outcome import DIAGNOSTIC_KEYS, Outcome
-from ..target import Target
+from ..target import UNKNOWN, Target
 from .classify import classify
 from .record_type import FACT_KEYS, CaseFacts, Record
 
@@ -103,6 +104,11 @@ def _parse_record(line: bytes) -> tuple[dict | None, str]:
     except json.JSONDecodeError as e:
         # a run killed mid-write leaves a torn last line
         return None, f"not a JSON record ({e.msg})"
+    return _checked(rec)
+
+
+def _checked(rec) -> tuple[dict | None, str]:
+    """(`rec`, if every reader can read it, or None and why not)."""
     if not isinstance(rec, dict) or not isinstance(rec.get("case_id"), str) or not rec["case_id"]:
         return None, "a record needs a 'case_id'"
     try:                      # every reader sorts and counts by status: a bad one would stop them all
@@ -155,9 +161,43 @@ def load_results(directory: Path, bad: list[str] | None = None) -> list[dict]:
     if not directory.is_dir():
         raise ResultsError(f"{directory}: no such report directory")
     path = directory / RESULTS
-    if not path.exists():
-        raise ResultsError(f"{path}: no results file (is {directory} a report directory?)")
-    return read_records(path, bad)
+    if path.exists():
+        return read_records(path, bad)
+    if unfinished(directory):
+        return _unfinished_run(directory, bad)
+    raise ResultsError(f"{path}: no results file and no journal (is {directory} a report directory?)")
+
+
+def unfinished(directory: Path) -> bool:
+    """A run's report directory without results.jsonl yet, with journals: still running, or killed."""
+    return not (Path(directory) / RESULTS).exists() and (Path(directory) / journal.DIRNAME).is_dir()
+
+
+def _unfinished_run(directory: Path, bad: list[str] | None) -> list[dict]:
+    """The records of a run that has not written results.jsonl (killed before its end, or still
+    running), read from its journals as its end would have made them: the last record of every
+    case that finished, MISSING for a case that started and never finished, or that the manifest
+    assigned and no process started. A journal line that cannot be read is named in `bad` (its
+    case, where the run knows it, is one of the MISSING); a record no reader can read raises
+    ResultsError, or is named in `bad` and left out."""
+    state = journal.scan(directory)
+    manifest = load_manifest(directory)
+    asked = (manifest or {}).get("requested") or {}
+    target = UNKNOWN.requested(str(asked.get("backend") or ""), asked.get("family"))
+    where = directory / journal.DIRNAME
+    out = []
+    for rec in state.records():
+        rec, why = _checked(rec)
+        if rec is None:
+            if bad is None:
+                raise ResultsError(f"{where}: a record of the journals: {why}")
+            bad.append(f"{where}: a record of the journals: {why}; it is left out")
+            continue
+        out.append(rec)
+    if bad is not None:
+        bad += [f"{w}: an unreadable journal line (damaged, or cut short by a kill); skipped" for w in state.unreadable]
+    out += unfinished_records(state.unfinished, target)
+    return out + missing_records(manifest, out, target)
 
 
 def load_manifest(directory: Path) -> dict | None:

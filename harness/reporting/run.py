@@ -229,7 +229,7 @@ class RunReporting:
                                repro.command(nodeid, target, self.switches, self.root),
                                tuple(attempts), self.baseline(target))
 
-    # ---------------------------------------------------------------- recording (controller)
+    # ---------------------------------------------------------------- recording
 
     def open_recorder(self, directory: Path, target: Target) -> Recorder:
         """The controller's recorder, once the run has its report directory and backend facts."""
@@ -244,35 +244,26 @@ class RunReporting:
                                  started=self.started)
         return self.recorder
 
-    def record_report(self, user_props: dict, nodeid: str, when: str, failed: bool, one_line: str, *,
-                      died: bool, case_of, text: str | None = None) -> dict | None:
-        """Record what one pytest report says about a case; returns the record written, if any.
-        user_props: the report's user properties (its "record": the case's record, decoded); died: the
-        pytest (xdist) worker running it died; case_of(nodeid) -> {case_id, op} for a case that
-        left no record."""
-        recorder = self.recorder
-        if recorder is None:
+    def harness_error(self, record: dict | None, nodeid: str, when: str, one_line: str, target: Target,
+                      case_of) -> dict | None:
+        """The record of a case whose pytest item failed for another reason than its verdict, made in
+        the process that ran it (its journal carries it, as it carries every record): the harness
+        raised around the case worker, before a record was made (case_of(nodeid) -> the case's
+        facts) or after (the record's facts kept). None when the failure is the case's own verdict."""
+        if record is not None and when == "call" and is_gate_failure(record):
             return None
-        record = user_props.get("record")
         if record is not None:
-            if when != "call" and not failed:      # setup/teardown of a case already recorded
-                return None
-            if failed and not is_gate_failure(record):
-                # pytest failed the item after its case was judged: the harness raised around it
-                record = rec_mod.not_run(rec_mod.facts_in(record), Status.FAIL, f"harness error: {one_line}",
-                                         self.context(recorder.target, nodeid))
-        elif failed and (".yaml::" in nodeid or ".json::" in nodeid):
-            # no record came back: the xdist worker running it died (killed from outside), or the
-            # harness itself raised around the case worker
-            status, what = (Status.CRASH, "the pytest worker running it died") if died else \
-                (Status.FAIL, "harness error")
-            record = rec_mod.not_run({**case_of(nodeid), "nodeid": nodeid}, status,
-                                     f"{status.value}: {what}: {one_line}", self.context(recorder.target, nodeid))
-        else:
-            return None
-        # `text`: the record as the xdist worker encoded it (strict JSON), written as it came
-        recorder.add(record, text if record is user_props.get("record") else None)
-        return record
+            return rec_mod.not_run(rec_mod.facts_in(record), Status.FAIL, f"harness error: {one_line}",
+                                   self.context(target, nodeid))
+        return rec_mod.not_run({**case_of(nodeid), "nodeid": nodeid}, Status.FAIL,
+                               f"{Status.FAIL.value}: harness error: {one_line}", self.context(target, nodeid))
+
+    def worker_died(self, nodeid: str, one_line: str, target: Target, case_of) -> dict:
+        """The record of a case whose pytest (xdist) worker died running it: the controller, which
+        alone sees that, writes it to its own journal."""
+        return rec_mod.not_run({**case_of(nodeid), "nodeid": nodeid}, Status.CRASH,
+                               f"{Status.CRASH.value}: the pytest worker running it died: {one_line}",
+                               self.context(target, nodeid))
 
     # ---------------------------------------------------------------- the end
 
