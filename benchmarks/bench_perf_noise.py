@@ -52,7 +52,8 @@ def gate_offline(run: Path, perf_file: Path) -> tuple[int, dict[str, dict]]:
     out = subprocess.run([sys.executable, "-m", "harness.reporting", "gate", str(run), str(perf_file)], cwd=REPO,
                          capture_output=True, text=True)
     # the verdicts: rerun the gate in-process on the same inputs for the per-case data
-    from harness.reporting import baseline as bl, perf_gate
+    from harness.reporting import baseline as bl
+    from harness.reporting.perf import gate as perf_gate
     recs = bpg.records(run)
     gated, _ = perf_gate.gate(recs, bl.load_file(perf_file))
     return out.returncode, {r["case_id"]: r["perf_gate"][0] for r in gated if r.get("perf_gate")}

@@ -152,7 +152,8 @@ def test_an_atk_perf_ratio_reaches_the_record_and_the_perf_gate(tmp_path):
     """ATK's standard.perf, where it is a ratio against the benchmark device, is a fact of the case's
     record, which is where the perf gate reads it (perf_gate.atk_ratio); "not_key" (every case of the
     shipped lists) is not. It used to be read by the gate and written by nothing."""
-    from harness.reporting import perf_gate, records as rec_mod
+    from harness.reporting import records as rec_mod
+    from harness.reporting.perf import gate as perf_gate
     doc = _doc("MaxUnpool3dBackward")[:3]
     doc[0]["standard"]["perf"] = [0.95, 0.9]
     doc[1]["standard"]["perf"] = 0.8

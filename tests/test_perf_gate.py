@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from harness.reporting import __main__ as cli, baseline as bl, changes, gate, perf_baseline, perf_gate, perf_summary, sweep
+from harness.reporting import __main__ as cli, baseline as bl, changes, gate, sweep
+from harness.reporting.perf import baseline as perf_baseline, gate as perf_gate, summary as perf_summary
 from harness.reporting.runs import load_run
 from tests.reporting_fixtures import OPAPI_SHA, launch_times, perf_rec, rec, write_run
 

@@ -35,7 +35,8 @@ from harness.judge import peak_bandwidth, perf
 from harness.judge.outcome import Outcome
 from harness.judge.runner import run_case
 from harness.operators import load_case_file
-from harness.reporting import perf_baseline, reruns
+from harness.reporting import reruns
+from harness.reporting.perf import baseline as perf_baseline
 from tests.reporting_fixtures import perf_rec
 from tests.test_binding import FAMILY, needs_swcann
 from tests.test_casefile_errors import BASE

@@ -15,7 +15,9 @@ import pytest
 
 from harness.judge.outcome import Outcome
 from harness.core.status import Status
-from harness.reporting import __main__ as cli, baseline as bl, perf_ab, perf_baseline, perf_gate, perf_runs, reruns
+from harness.reporting import __main__ as cli, baseline as bl, reruns
+from harness.reporting.perf import ab as perf_ab, baseline as perf_baseline, gate as perf_gate
+from harness.reporting.perf import runs as perf_runs
 from tests.reporting_fixtures import launch_times, perf_rec, write_run
 from tests.test_binding import needs_swcann
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.perfstats import REGRESSION
-from ..reporting import baseline as bl, perf_baseline, perf_gate, records as rec_mod
+from ..reporting import baseline as bl, records as rec_mod
+from ..reporting.perf import baseline as perf_baseline, gate as perf_gate
 from ..reporting.runs import load_run
 
 

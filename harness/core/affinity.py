@@ -1,4 +1,4 @@
-"""Pinning a process's threads to one CPU for a while (the perf gate's A/B rounds, perf_ab.py).
+"""Pinning a process's threads to one CPU for a while (the perf gate's A/B rounds, perf/ab.py).
 
 Two case workers timed in turn on a shared machine see the same machine only if they run on the
 same CPU: left to the scheduler, one worker can sit beside a CPU hog's core (its hyperthread

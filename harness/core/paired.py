@@ -6,7 +6,7 @@ neighbour's burst, the sibling hyperthread busy or idle) that last about as long
 series: with only two rounds per side, pooled, one side could sit in the slow state for both
 of its rounds and the other in the fast one, and a library compared with itself read 0.66-1.74x
 (benchmarks/bench_perf_noise.py). So the re-measurement alternates many short rounds in ABBA
-order (perf_ab.py), and the comparison is paired: each round's ratio of medians
+order (perf/ab.py), and the comparison is paired: each round's ratio of medians
 r_i = median(A_i) / median(B_i), and:
 
 * the ratio: the median of the r_i;

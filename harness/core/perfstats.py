@@ -17,7 +17,7 @@ the Hodges-Lehmann interval of the ratio wholly past 1 + margin * tolerance (def
 samples of one distribution pass (2) with probability at most alpha, however heavy the tail or
 frequent the outliers (the test only assumes exchangeable launches), and (1) and (3) ask for
 more. The perf gate then asks for the same verdict again on a re-measurement
-(harness/reporting/perf_gate.py).
+(harness/reporting/perf/gate.py).
 
 Why (3) asks for more than "above 1" (margin=0): the interval knows only the spread within each
 measurement, but between two measurements the machine's level moves too (about 1 % here), so a

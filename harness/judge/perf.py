@@ -17,7 +17,7 @@ on the case's stream; torch: CUDA events or the host's clock). `sample()` decide
   library's cases then stopped coming out 12 % apart between runs).
 
 The record's `perf` (Outcome.perf) then holds what the perf gate and the reports read
-(harness/reporting/perf_gate.py, perf_summary.py): timing (the label of what the times mean),
+(harness/reporting/perf/gate.py, perf/summary.py): timing (the label of what the times mean),
 samples_ms, perfstats.summarize() (median_ms, min_ms, p10_ms, p90_ms, n, ci_ms, ci_level),
 cold_ms, phase1_ms, bytes {read, written} (the input views' bytes, read once, and the output
 views', written once: a lower bound of the traffic), gbps (those bytes over the median),
@@ -63,7 +63,7 @@ class PerfSettings:
     rule: perfstats.StoppingRule = perfstats.StoppingRule()
     min_time_s: float = MIN_TIME_S
     cpu: int | None = None      # every thread pinned to this CPU while timed (the gate's A/B rounds)
-    timing_only: bool = False   # a round of the gate's A/B (reporting/perf_ab.py): no golden, no verdict
+    timing_only: bool = False   # a round of the gate's A/B (reporting/perf/ab.py): no golden, no verdict
 
     @classmethod
     def of(cls, group: dict | None) -> "PerfSettings":

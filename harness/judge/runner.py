@@ -87,7 +87,7 @@ def _judge(case: Case, backend: Backend, family: str | None, out: Outcome, cache
         out.raw, out.reason = Status.SKIP, skip
         return out
     clock = _Clock(out)
-    # a round of the perf gate's A/B re-measurement (reporting/perf_ab.py) was judged in its own
+    # a round of the perf gate's A/B re-measurement (reporting/perf/ab.py) was judged in its own
     # attempt: it times the kernel on fresh inputs, with no golden computed and no verdict
     timing_only = perf_mod.PerfSettings.of(case.perf).timing_only if case.perf else False
     numerics = case.runs_numerics(family) and not timing_only

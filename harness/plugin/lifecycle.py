@@ -139,7 +139,7 @@ class Lifecycle:
         self.stop.restore()
         if self.executor is not None:
             self.executor.close(abandon=self.interrupted)
-        self.reporting.close_baseline_library()      # the perf gate's A/B case worker (reporting/perf_ab.py)
+        self.reporting.close_baseline_library()      # the perf gate's A/B case worker (reporting/perf/ab.py)
         for thing in (self.journal, self.controller_journal):
             if thing is not None:
                 thing.close()

@@ -17,7 +17,8 @@ import json
 from pathlib import Path
 
 from . import baseline as bl, changes, gate, merge as merge_mod, records as rec_mod, writers
-from . import history_cli, perf_baseline, perf_gate, perf_summary
+from . import history_cli
+from .perf import baseline as perf_baseline, gate as perf_gate, summary as perf_summary
 from .identity import opapi_hash
 from .runs import CONFIRM_JSON, Problem, Report, load_run
 from ..triage import triage as report_causes

@@ -14,7 +14,7 @@ YAML file per target (backend + SoC family, optionally a CANN version):
     skips:                       # not run at all in gating mode
       - {case: "...", reason: ..., link: ...}
 
-A perf baseline (harness/reporting/perf_baseline.py: `kind: perf`, timing distributions per case)
+A perf baseline (harness/reporting/perf/baseline.py: `kind: perf`, timing distributions per case)
 has the same target and is loaded, picked and checked here too, so a --gate file or directory
 may hold either kind; each is recognised by its content, whatever its name (*.yaml, *.yml, *.json).
 

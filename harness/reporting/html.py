@@ -13,9 +13,9 @@ from collections import defaultdict
 import jinja2
 from markupsafe import Markup
 
-from . import perf_summary
+from .perf import summary as perf_summary
 from .changes import digest_splits
-from .perf_gate import LABELS, p_text
+from .perf.gate import LABELS, p_text
 from .runs import Report, median_of
 from .records import metrics_of, status_of
 from ..core.status import ORDER, Status

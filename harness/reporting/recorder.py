@@ -16,7 +16,8 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import identity as ident_mod, perf_gate, perf_summary, records as rec_mod, utilisation, writers
+from . import identity as ident_mod, records as rec_mod, utilisation, writers
+from .perf import gate as perf_gate, summary as perf_summary
 from .baseline import Baseline
 from .gate import GateResult, evaluate
 from .runs import Report, Run

@@ -12,7 +12,8 @@ import dataclasses
 import statistics
 from pathlib import Path
 
-from . import dump_meta as dump, perf_gate, records
+from . import dump_meta as dump, records
+from .perf import gate as perf_gate
 from ..core.status import Status
 from ..judge.outcome import Outcome
 
@@ -63,10 +64,10 @@ def dumped(outcome: Outcome, record: dict, everything: bool = False) -> Outcome:
 
 
 def remeasure(record: dict, outcome: Outcome, run, own, bench=None, ab=None, alone_why: str | None = None) -> bool:
-    """The perf gate's second look (perf_gate.py): when the case's launch times are flagged against
+    """The perf gate's second look (perf/gate.py): when the case's launch times are flagged against
     its perf baselines (own, benchmark), measure it again and keep those launch times in
     `outcome.perf["remeasured_ms"]`, for the record to be built again. With `ab` (ab() -> this
-    run's side and the baseline library's, each a callable timing one round: perf_ab.py; made only
+    run's side and the baseline library's, each a callable timing one round: perf/ab.py; made only
     for a case that is re-measured) the re-measurement is interleaved, the two sides in turn for up
     to perf_ab.ROUNDS pairs of rounds, and the baseline library's times go to
     `remeasured_base_ms`; without it run() once, and `remeasured_alone` says why (`alone_why`). An
@@ -94,7 +95,7 @@ def _interleaved(outcome: Outcome, run, base_run, tolerance: float | None = None
     as well. With the `tolerance` it is judged at, the rounds stop once the verdict is settled
     (paired.settled: exact, no verdict changes)."""
     from ..core.paired import settled
-    from .perf_ab import ORDER, ROUND_LAUNCHES, ROUNDS
+    from .perf.ab import ORDER, ROUND_LAUNCHES, ROUNDS
     mine: list[float] = []
     theirs: list[float] = []
     medians, why_not = [], None

@@ -8,7 +8,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import baseline as bl, identity, perf_ab, perf_baseline, records as rec_mod, repro_line as repro, reruns
+from . import baseline as bl, identity, records as rec_mod, repro_line as repro, reruns
+from .perf import ab as perf_ab, baseline as perf_baseline
 from . import shard as shard_mod, utilisation
 from .gate import is_gate_failure
 from .recorder import Recorder
@@ -114,7 +115,7 @@ class RunReporting:
         self.recorder: Recorder | None = None
         self.directory: Path | None = None      # the run's report directory, once the run has one
         self.history_lines: list[str] = []      # what --db's ingest said (or why it could not)
-        self._library = None                    # the perf baseline's library, for A/B re-measurement (perf_ab.py)
+        self._library = None                    # the perf baseline's library, for A/B re-measurement (perf/ab.py)
 
     def report_dir(self, target: Target) -> Path:
         return self.directory or Path(self.settings.report_dir or target.report_dir(self.root))
@@ -173,7 +174,7 @@ class RunReporting:
         """The perf baseline's library (perf_ab.BaselineLibrary), made once the run has its perf
         baseline; None without one."""
         if self._library is None and self._perf[0] is not None:
-            from .perf_ab import BaselineLibrary
+            from .perf.ab import BaselineLibrary
             self._library = BaselineLibrary(backend_settings, self._perf[0].measured)
         return self._library
 

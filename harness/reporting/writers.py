@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .changes import digest_splits
 from .gate import is_gate_failure
-from .perf_summary import markdown as perf_markdown
+from .perf.summary import markdown as perf_markdown
 from .runs import Report
 from .records import status_of
 from .utilisation import markdown as utilisation_markdown, summary as utilisation_summary

@@ -23,7 +23,7 @@ reports is the new median over `center`; `ratio_to_slowest` is the one the decis
 below the slowest run actually seen: with k = 2 or 3 the standard deviation is itself noisy, and a
 run that happened is plausible by definition.
 
-Where the baseline's library is at hand (perf_ab.py), the between-run allowance gives way to a
+Where the baseline's library is at hand (ab.py), the between-run allowance gives way to a
 measurement without between-run noise: a case flagged against the runs' `center` is re-measured
 A/B, this run's library and the baseline's in turn in one time window, and is a REGRESSION when
 that comparison says so too. On a shared 2-core machine the runs of one library moved by up to
@@ -40,7 +40,7 @@ import statistics
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from ..core import perfstats
+from ...core import perfstats
 
 Z = NormalDist().inv_cdf(0.99)
 STATISTIC = ("slowest plausible baseline run = max(slowest run's median, median of the run medians x "

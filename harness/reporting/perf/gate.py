@@ -11,8 +11,8 @@ verdict: a REGRESSION still fails, as the live gate's would, and says plainly th
 re-measured, so machine noise is not ruled out (`unconfirmed` in its verdict). IMPROVEMENT is judged
 the same way, and reported, never gating.
 
-A case is flagged for re-measurement against the center of the baseline's runs (perf_runs.py).
-Where the baseline's library is at hand to the live run (perf_ab.py), the re-measurement is an
+A case is flagged for re-measurement against the center of the baseline's runs (runs.py).
+Where the baseline's library is at hand to the live run (ab.py), the re-measurement is an
 interleaved A/B: this run's library and the baseline's, in perf_ab.ROUNDS pairs of short rounds
 (ABBA order, both case workers pinned to one CPU), each A round compared with the B round beside it
 (harness/core/paired.py: the median of the round ratios, a sign test and its interval), so that a
@@ -43,10 +43,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from . import baseline as bl, perf_runs
-from .perf_baseline import PerfBaseline, PerfEntry, pick
-from ..core import paired, perfstats
-from ..core.perfstats import IMPROVEMENT, REGRESSION, SAME
+from .. import baseline as bl
+from . import runs as perf_runs
+from .baseline import PerfBaseline, PerfEntry, pick
+from ...core import paired, perfstats
+from ...core.perfstats import IMPROVEMENT, REGRESSION, SAME
 
 DEFAULT_TOLERANCE = 0.10
 ALPHA = 0.01
@@ -95,12 +96,12 @@ class _Check:
         return faster_base > 1 + self.tolerance or slower_base < 1 / (1 + self.tolerance)
 
     def interleaved(self, perf: dict) -> perfstats.Comparison | None:
-        """The A/B re-measurement (perf_ab.py): this run's library against the baseline's, launched
+        """The A/B re-measurement (ab.py): this run's library against the baseline's, launched
         in turn in the same time window, so that a machine slower then is slower for both."""
         if self.against != "baseline" or not perf.get("remeasured_base_ms") or not perf.get("remeasured_ms"):
             return None
         rounds = (perf.get("remeasured_ab") or {}).get("medians_ms")
-        if rounds is not None:      # each A round against the B round beside it (perf_ab.py)
+        if rounds is not None:      # each A round against the B round beside it (ab.py)
             try:
                 pairs = [(float(a), float(b)) for a, b in rounds]
             except (TypeError, ValueError):

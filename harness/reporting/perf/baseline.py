@@ -17,8 +17,8 @@ whose content says `kind: perf`. It is written as JSON (a YAML reader reads it t
 
 A baseline built from several runs (`baseline --perf RUN1 RUN2 ...`, one library) pools their
 launch times in samples_ms and keeps each run's median in run_medians_ms: the spread between runs
-is what the gate widens its reference by (perf_runs.py). `library_root` and `libraries` say where
-the measured library was, so that a live gate can re-measure a flagged case against it (perf_ab.py).
+is what the gate widens its reference by (runs.py). `library_root` and `libraries` say where
+the measured library was, so that a live gate can re-measure a flagged case against it (ab.py).
 
 Every sample is kept (rounded to 6 significant digits, below any device timer's resolution): the
 rank test needs the whole distribution, not a summary. `measured` keys the numbers to what
@@ -33,9 +33,9 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import baseline as bl
-from .identity import SWITCH_PREFIXES as SWITCHES, opapi_hash
-from .records import backend_of, family_of
+from .. import baseline as bl
+from ..identity import SWITCH_PREFIXES as SWITCHES, opapi_hash
+from ..records import backend_of, family_of
 
 # Timings of device time only: a benchmark device may be timed by other events than the device
 # under test, and that comparison is still time against time; host-side clocks are not.

@@ -28,9 +28,9 @@ import dataclasses
 import os
 from pathlib import Path
 
-from ..core import affinity
-from ..judge.perf import TIMING_ONLY
-from .identity import SWITCH_PREFIXES, opapi_hash, sha256_file
+from ...core import affinity
+from ...judge.perf import TIMING_ONLY
+from ..identity import SWITCH_PREFIXES, opapi_hash, sha256_file
 
 ROUNDS = 20             # pairs of rounds: the interval of their median ratio tolerates 4 rounds off
 ROUND_LAUNCHES = 30     # timed launches a round (after the case's own warmups) ...
@@ -74,8 +74,8 @@ def library_env(root: Path, switches: dict | None = None) -> dict[str, str | Non
     set_env.sh sourced over this environment (or, without one, its lib64 first on LD_LIBRARY_PATH
     and ASCEND_HOME_PATH), with the library's switches (SWCANN_*: faults, the timing model) the
     baseline's runs had, where it recorded them (None: a variable of this run's to unset)."""
-    from ..acl import setenv
-    from ..target.discovery import FALLBACK_MARK
+    from ...acl import setenv
+    from ...target.discovery import FALLBACK_MARK
     base = {**os.environ, "ASCEND_HOME_PATH": str(root)}
     unset: dict[str, str | None] = {}
     if switches is not None:
@@ -105,10 +105,10 @@ class BaselineLibrary:
         return self.root is not None
 
     def _start(self):
-        from ..core.errors import HarnessConfigError
-        from ..execution import scratch
-        from ..execution.supervisor import CaseExecutor
-        from ..execution.zygote import Zygote
+        from ...core.errors import HarnessConfigError
+        from ...execution import scratch
+        from ...execution.supervisor import CaseExecutor
+        from ...execution.zygote import Zygote
         if self._executor is None:
             ex = CaseExecutor(self.settings, BASELINE_LABEL)
             log = scratch.make(BASELINE_LABEL) / "zygote.log"
@@ -132,8 +132,8 @@ class BaselineLibrary:
         def run():
             ex = self._start()
             if ex is None:
-                from ..core.status import Status
-                from ..judge.outcome import Outcome
+                from ...core.status import Status
+                from ...judge.outcome import Outcome
                 return Outcome.not_judged(case, Status.MISSING, self.why)
             return ex.run(case, deadline_s)
         return run

@@ -1,5 +1,5 @@
 """What a report shows of a perf run, as plain data read from its records: the perf gate's
-verdicts (the records' `perf_gate`, perf_gate.py) and how the stopping rule fared (each record's
+verdicts (the records' `perf_gate`, gate.py) and how the stopping rule fared (each record's
 `perf`: launches, why sampling stopped, how wide the median's interval came out).
 
 summary.json and summary.md are written from summary() and markdown(); report.html may draw
@@ -10,9 +10,9 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from .perf_gate import INCOMPARABLE, LABELS, NOISE, NOT_REMEASURED, p_text
-from ..core import perfstats
-from ..core.perfstats import IMPROVEMENT, REGRESSION
+from .gate import INCOMPARABLE, LABELS, NOISE, NOT_REMEASURED, p_text
+from ...core import perfstats
+from ...core.perfstats import IMPROVEMENT, REGRESSION
 
 LISTED = (REGRESSION, IMPROVEMENT, NOISE, NOT_REMEASURED, INCOMPARABLE)
 
