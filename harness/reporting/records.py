@@ -142,15 +142,20 @@ def read_records(path: Path, bad: list[str] | None = None) -> list[dict]:
         data = path.read_bytes()
     except OSError as e:
         raise ResultsError(f"{path}: cannot read ({e.strerror})") from None
+    lines = enumerate(data.splitlines(), 1)      # bytes: only \n and \r end a line
+    return _readable(((f"{path}:{n}", *_parse_record(line)) for n, line in lines if line.strip()), bad,
+                     "that line is left out, the file's other records are kept")
+
+
+def _readable(items, bad: list[str] | None, left_out: str) -> list[dict]:
+    """The records of `items`, each (where, the record or None, why not): an unreadable one raises
+    ResultsError naming where, or with `bad` (a list) is named there and left out."""
     out = []
-    for n, line in enumerate(data.splitlines(), 1):      # bytes: only \n and \r end a line
-        if not line.strip():
-            continue
-        rec, why = _parse_record(line)
+    for where, rec, why in items:
         if rec is None:
             if bad is None:
-                raise ResultsError(f"{path}:{n}: {why}")
-            bad.append(f"{path}:{n}: {why}; that line is left out, the file's other records are kept")
+                raise ResultsError(f"{where}: {why}")
+            bad.append(f"{where}: {why}; {left_out}")
             continue
         out.append(rec)
     return out
@@ -184,16 +189,8 @@ def _unfinished_run(directory: Path, bad: list[str] | None) -> list[dict]:
     manifest = load_manifest(directory)
     asked = (manifest or {}).get("requested") or {}
     target = UNKNOWN.requested(str(asked.get("backend") or ""), asked.get("family"))
-    where = directory / journal.DIRNAME
-    out = []
-    for rec in state.records():
-        rec, why = _checked(rec)
-        if rec is None:
-            if bad is None:
-                raise ResultsError(f"{where}: a record of the journals: {why}")
-            bad.append(f"{where}: a record of the journals: {why}; it is left out")
-            continue
-        out.append(rec)
+    where = f"{directory / journal.DIRNAME}: a record of the journals"
+    out = _readable(((where, *_checked(rec)) for rec in state.records()), bad, "it is left out")
     if bad is not None:
         bad += [f"{w}: an unreadable journal line (damaged, or cut short by a kill); skipped" for w in state.unreadable]
     out += unfinished_records(state.unfinished, target)
