@@ -268,7 +268,7 @@ class RunReporting:
 
     # ---------------------------------------------------------------- the end
 
-    def finish(self, exitstatus: int, records: list[dict] | None = None, stopped: str | None = None) -> int:
+    def finish(self, exitstatus: int, records: list[dict], stopped: str | None = None) -> int:
         """Write every report from `records` (one per case, from the journals); the exit status
         the run should end with. stopped: the signal that stopped the run and when
         (harness/execution/stopping.py), for the identity and the MISSING records' reasons."""
