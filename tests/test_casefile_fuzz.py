@@ -25,19 +25,19 @@ MIN_MUTANTS = {"alias_bomb": 100, "non_utf8": 100, "deep_nesting": 100, "duplica
 REFUSED_ONLY = ("alias_bomb", "non_utf8", "deep_nesting", "duplicate_keys", "unknown_keys", "integral_floats",
                 "status_types", "duplicate_families")
 MAX_RSS_GROWTH_MB = 150        # above the process's peak after loading the real files once
-MAX_LOAD_S = 5.0               # one mutant (the largest take well under a second)
+MAX_LOAD_CPU_S = 5.0           # CPU time of one mutant's load (the largest take well under a second)
 
 
 def test_fuzzed_case_files_fail_cleanly_and_cheaply():
     proc = subprocess.run([sys.executable, "-m", "tests.casefile_fuzz"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=1200)    # a hang guard: ~45 s quiet, 99 s beside two CPU hogs
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     classes = report["classes"]
     print("\ncase-file fuzzer:", {c: {k: s[k] for k in ("mutants", "rejected", "accepted", "failures")}
                                   for c, s in classes.items()},
           f"peak RSS {report['peak_rss_mb_before']} -> {report['peak_rss_mb_after']} MB,",
-          f"slowest load {report['slowest_load_s']} s")
+          f"slowest load {report['slowest_load_cpu_s']} s of CPU time")
     problems = {c: s["examples"] for c, s in classes.items() if s["failures"]}
     assert not problems, json.dumps(problems, indent=1)
     assert report["mutants"] >= 1700
@@ -51,4 +51,4 @@ def test_fuzzed_case_files_fail_cleanly_and_cheaply():
         assert classes[cls]["accepted"] > 10 and classes[cls]["rejected"] > 10, (cls, classes[cls])
     assert classes["original"]["accepted"] == classes["original"]["mutants"] > 5
     assert report["peak_rss_mb_after"] - report["peak_rss_mb_before"] < MAX_RSS_GROWTH_MB, report
-    assert report["slowest_load_s"] < MAX_LOAD_S, report
+    assert report["slowest_load_cpu_s"] < MAX_LOAD_CPU_S, report

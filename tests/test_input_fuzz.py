@@ -10,7 +10,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -176,9 +175,8 @@ def test_an_alias_bomb_is_refused_at_once(tmp_path):
     """A kilobyte of YAML aliases kept the checks walking a billion nodes (a minute, or more)."""
     bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip("abcdefg", "bcdefgh"))
-    t0 = time.perf_counter()
     o, path = _gate(tmp_path, bomb + "target: {backend: aclnn, family: ascend910b}\n")
-    assert time.perf_counter() - t0 < 2
+    assert o.seconds < 2        # the call's CPU time; the walk this replaced took a minute
     assert fz.judge_refusal(o, [str(path), "expands to more than"]) is None, o.err
 
 
