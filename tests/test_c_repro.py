@@ -378,6 +378,47 @@ def test_every_standard_of_compare_has_its_c_comparator():
         assert c_files.headline(name) == compare.headline(name)
 
 
+# ---------------------------------------------------------------- every dtype the program compares, it reads
+
+CSRC = swenv.REPO / "harness" / "repro" / "csrc"
+
+
+def _c_cases(text: str, function: str) -> set[str]:
+    """The ACL enumerators a C helper's switch names (csrc/*.c define one HELPER per top-level brace)."""
+    body = re.search(r"^HELPER [\w ]+\b%s\(.*?^}" % function, text, re.S | re.M)
+    assert body, function
+    return set(re.findall(r"\bcase (ACL_\w+)\s*:", body.group(0)))
+
+
+def unread_dtypes(elements_c: str, compare_c: str, platform_dtypes=dtypes.ALL) -> list[str]:
+    """The platform's dtypes with a C type (the program compares them) that its element readers miss.
+    A missing case reads every element as 0 (the switches' default), so a correct library's output
+    is a FAIL in the reproducer while the suite passes it."""
+    ints, floats = _c_cases(elements_c, "elem_int"), _c_cases(elements_c, "elem_double")
+    rounding, bits = _c_cases(compare_c, "round_to"), _c_cases(compare_c, "value_bits")
+    missing = []
+    for d in (d for d in platform_dtypes if d.c_type):
+        need = {"elem_int": ints} if not d.is_float else \
+            {"elem_double": floats} | ({} if d.bits == 64 else {"round_to": rounding, "value_bits": bits})
+        missing += [f"{d.name}: no case {d.acl_name} in {fn}" for fn, cases in need.items() if d.acl_name not in cases]
+    return missing
+
+
+def test_the_program_reads_every_dtype_it_compares():
+    assert unread_dtypes((CSRC / "elements.c").read_text(), (CSRC / "compare.c").read_text()) == []
+
+
+def test_a_dtype_the_program_does_not_read_is_found():
+    elements, comparing = (CSRC / "elements.c").read_text(), (CSRC / "compare.c").read_text()
+    assert unread_dtypes(elements.replace("case ACL_INT16:", "case ACL_INT16_GONE:"), comparing) == \
+        ["int16: no case ACL_INT16 in elem_int"]
+    # a contributor gives uint64 a C type: int64_t cannot hold it, so no reader exists yet
+    uint64 = dataclasses.replace(dtypes.lookup("uint64"), c_type="uint64_t")
+    assert unread_dtypes(elements, comparing, [*dtypes.ALL, uint64]) == ["uint64: no case ACL_UINT64 in elem_int"]
+    assert unread_dtypes(elements, comparing.replace("case ACL_BF16: return round", "case ACL_X: return round")) == \
+        ["bfloat16: no case ACL_BF16 in round_to"]
+
+
 # ---------------------------------------------------------------- the C comparison, on real outputs
 
 def _python_verdict(case, family: str, directory: Path, output: str, golden_file: Path | None = None):

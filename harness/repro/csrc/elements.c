@@ -1,6 +1,9 @@
 /* Elements of a reproducer's tensors (harness/repro/csrc/elements.c): reading one element of the
    dtypes a comparison reads, by the aclDataType the tensor was created with (float16 and bfloat16
-   by their bits; any other dtype is only digested), and the check that phase 2 left every byte of
+   by their bits; a dtype with no C type in platforms/platform.yaml is only digested). Every dtype
+   the platform gives a C type must have its case below: one missing would read as 0 and turn a
+   correct library's output into a FAIL (tests/test_c_repro.py holds the two in step). uint64 has
+   none: int64_t cannot hold it. Also the check that phase 2 left every byte of
    the output storage outside the view as the harness laid it (its exact guard bytes, compared byte
    for byte as harness/inputs/guard.py does). */
 
@@ -31,13 +34,17 @@ HELPER int64_t elem_int(const unsigned char *p, aclDataType dtype)
 {
     int8_t i8;
     int16_t i16;
+    uint16_t u16;
     int32_t i32;
+    uint32_t u32;
     int64_t i64;
     switch (dtype) {
     case ACL_INT8: memcpy(&i8, p, 1); return i8;
     case ACL_UINT8: case ACL_BOOL: return p[0];
     case ACL_INT16: memcpy(&i16, p, 2); return i16;
+    case ACL_UINT16: memcpy(&u16, p, 2); return u16;
     case ACL_INT32: memcpy(&i32, p, 4); return i32;
+    case ACL_UINT32: memcpy(&u32, p, 4); return u32;
     case ACL_INT64: memcpy(&i64, p, 8); return i64;
     default: break;      /* any other dtype: not read here */
     }
