@@ -43,6 +43,17 @@ def test_integer_dtypes_get_integer_extremes_not_nan():
     assert t.dtype == torch.int8 and (t == 127).any() and (t == -128).any()
 
 
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32])
+def test_unsigned_dtypes_torch_barely_supports_get_their_extremes(dtype):
+    """torch has no CPU index_put for uint16/uint32 (a dtype a contributor may make computable):
+    their specials are placed through int64, and the tensor comes back in the dtype asked for."""
+    d = distributions.resolve("specials", {})
+    t = values.draw_tensor(d, "c", "x", (50, 50), dtype)
+    wide = t.to(torch.int64)
+    assert t.dtype == dtype and (wide == torch.iinfo(dtype).max).any() and (wide == 0).any()
+    assert torch.equal(wide, values.draw_tensor(d, "c", "x", (50, 50), dtype).to(torch.int64))
+
+
 def test_small_int_and_constant_make_ties():
     t = values.draw_tensor(_dist("small_int"), "c", "x", (10, 10), torch.bfloat16)
     assert set(t.float().unique().tolist()) <= set(range(-3, 4))

@@ -79,15 +79,18 @@ def draw_tensor(dist: Distribution, case_id: str, tensor: str, shape, dtype: tor
         if values.is_floating_point():
             values = values.round()
         values = values.clamp(info.min, info.max)
-    out = values.to(dtype)
+    # torch's CPU kernels for its barebones unsigned dtypes have no index_put: their specials go in
+    # through int64, which holds every uint16 and uint32 value (uint64 has no such holder)
+    staged = torch.int64 if dtype in (torch.uint16, torch.uint32) else dtype
+    out = values.to(staged)
     if dist.special_fraction and dist.special_values and out.numel():
         mask = torch.rand(shape, generator=gen) < dist.special_fraction
         picks = torch.randint(len(dist.special_values), shape, generator=gen)
         flat_out, flat_mask, flat_picks = out.view(-1), mask.view(-1), picks.view(-1)
         for j, name in enumerate(dist.special_values):
             where = flat_mask & (flat_picks == j)
-            flat_out[where] = _special_values(name, dtype, int(where.sum()), gen)
-    return out
+            flat_out[where] = _special_values(name, dtype, int(where.sum()), gen).to(staged)
+    return out.to(dtype)
 
 
 def make_draw(dist: Distribution, case_id: str):
