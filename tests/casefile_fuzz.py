@@ -22,7 +22,6 @@ import argparse
 import json
 import random
 import resource
-import signal
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ import yaml
 from harness.core.errors import CaseFileError
 from harness.operators import load_case_file
 from harness.model import fields, source
+from tests import call_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTINEL = "ZZSENTINELZZ"
@@ -45,15 +45,6 @@ HEADER = ("op", "golden", "standard", "families", "output_like", "spatial_rank",
 
 # Each mutant: (class, text-or-bytes, expectation). expectation: "reject" with optional group and
 # words the message must contain, "accept" with a check of the loaded cases, or "any".
-
-
-class Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise Timeout("the CPU-time limit of %g s" % CPU_LIMIT_S if signum == signal.SIGPROF
-                  else "the hang limit of %g s of wall time" % HANG_LIMIT_S)
 
 
 def _copy(doc):
@@ -684,25 +675,19 @@ def _judge(path: Path, expect, outcome) -> str | None:
 
 
 def _load(path: Path):
-    # Slowness is judged on this process's CPU time, which other processes on a busy machine
-    # do not eat; the wall timer only catches a load that blocks.
-    signal.setitimer(signal.ITIMER_PROF, CPU_LIMIT_S)
-    signal.setitimer(signal.ITIMER_REAL, HANG_LIMIT_S)
     try:
-        _, cases = load_case_file(path)
+        with call_limits.limited(CPU_LIMIT_S, HANG_LIMIT_S):
+            _, cases = load_case_file(path)
         return "accepted", cases
     except CaseFileError as e:
         return "rejected", e
-    except Timeout as e:
-        return "crash", f"no answer: stopped at {e}"
+    except call_limits.Stopped as e:
+        return "crash", f"no answer: stopped at {e.limit}"
     except BaseException as e:          # noqa: BLE001 - every other outcome is the finding
         if isinstance(e, KeyboardInterrupt):
             raise
         frame = traceback.extract_tb(e.__traceback__)[-1]
         return "crash", f"{type(e).__name__}: {str(e)[:200]} at {Path(frame.filename).name}:{frame.lineno}"
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def _limit_address_space(extra_bytes: int) -> None:
@@ -724,8 +709,6 @@ def main(argv=None) -> dict:
 
 
 def fuzz(rng: random.Random, scale: float, work: Path) -> dict:
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.signal(signal.SIGPROF, _alarm)
     P = Pieces()
     stats = {"original": {"mutants": 0, "rejected": 0, "accepted": 0, "failures": 0, "examples": []}}
     slowest = (0.0, "")

@@ -37,7 +37,6 @@ import json
 import math
 import random
 import re
-import signal
 import sys
 import tempfile
 import time
@@ -46,6 +45,7 @@ from pathlib import Path
 
 import yaml
 
+from tests import call_limits
 from tests.reporting_fixtures import perf_rec, rec, write_run
 
 MAX_ERROR_LEN = 1200           # "ERROR: " + a baseline error (at most 1000) or a usage error
@@ -55,19 +55,6 @@ MAX_ERROR_LEN = 1200           # "ERROR: " + a baseline error (at most 1000) or 
 CPU_LIMIT_S = 10.0             # the test asserts a much lower bound on the slowest call
 HANG_LIMIT_S = 120.0
 ERROR_LINE = re.compile(r"ERROR: [^\n]*\n\Z")
-
-
-class Timeout(Exception):
-    """A call stopped by one of the two limits; which one is the finding's wording."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.limit = (f"the CPU-time limit of {CPU_LIMIT_S:g} s" if signum == signal.SIGPROF
-                      else f"the hang limit of {HANG_LIMIT_S:g} s of wall time")
-
-
-def _alarm(signum, frame):
-    raise Timeout(signum)
 
 
 # ---------------------------------------------------------------- calling a command in process
@@ -84,15 +71,14 @@ def call(main, argv: list[str]) -> Outcome:
     out, err = io.StringIO(), io.StringIO()
     code, crash = None, None
     t0, c0 = time.perf_counter(), time.process_time()
-    previous = signal.signal(signal.SIGALRM, _alarm), signal.signal(signal.SIGPROF, _alarm)
-    signal.setitimer(signal.ITIMER_PROF, CPU_LIMIT_S)
-    signal.setitimer(signal.ITIMER_REAL, HANG_LIMIT_S)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        # the limits are read at each call: a test lowers CPU_LIMIT_S to catch a spinning reader
+        with call_limits.limited(CPU_LIMIT_S, HANG_LIMIT_S), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(argv)
     except SystemExit as e:
         code = e.code
-    except Timeout as e:
+    except call_limits.Stopped as e:
         # The kernel's interval timer and process_time() sample the CPU clock differently, so the
         # measured time may sit a little under the limit; the message names the timer that fired.
         crash = (f"no answer: stopped at {e.limit} ({time.process_time() - c0:.1f} s of CPU time, "
@@ -102,11 +88,6 @@ def call(main, argv: list[str]) -> Outcome:
     except BaseException as e:         # noqa: BLE001 - every other outcome is the finding
         frame = traceback.extract_tb(e.__traceback__)[-1]
         crash = f"{type(e).__name__}: {str(e)[:200]} at {Path(frame.filename).name}:{frame.lineno}"
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGALRM, previous[0])
-        signal.signal(signal.SIGPROF, previous[1])
     return Outcome(code, out.getvalue(), err.getvalue(), crash, time.process_time() - c0, time.perf_counter() - t0)
 
 
