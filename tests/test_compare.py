@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from harness.core import dtypes
 from harness.judge import compare as C
 from harness.judge import elementwise
 from harness.judge.compare import STANDARDS, Verdict, compare, thresholds
@@ -84,9 +85,36 @@ SPEC = {
 def test_yaml_matches_spec_exactly():
     assert set(STANDARDS) == set(SPEC)
     for std, table in SPEC.items():
-        assert set(C._tables()[std]) == set(table), std
+        floats = {dt for dt in table if dt == "hifloat32" or dtypes.lookup(dt).kind == "float"}
+        assert set(C._tables()[std]) - {C.INTEGERS} == floats, std
         for dt, thr in table.items():
             assert thresholds(std, dt) == thr, (std, dt)
+
+
+def test_every_integer_dtype_is_exact_without_a_row_of_its_own():
+    # the spec states integer outputs exact ("any integer output", "integers exact"): a dtype the
+    # platform adds later (uint16, uint32 have no row) is judged exactly, never refused or loosened
+    for d in dtypes.ALL:
+        if d.kind in ("int", "uint", "bool"):
+            assert thresholds("bit_exact", d.name) == {"max_mismatches": 0}, d.name
+            assert thresholds("allclose", d.name) == {"rtol": 0, "atol": 0}, d.name
+            with pytest.raises(ValueError, match=d.name):
+                thresholds("mere_mare", d.name)
+    for name in ("complex64", "float8_e5m2", "string"):      # not integers: still no threshold
+        with pytest.raises(ValueError, match=name):
+            thresholds("bit_exact", name)
+
+
+def test_a_row_that_names_no_dtype_is_refused(tmp_path, monkeypatch):
+    bad = tmp_path / "standards.yaml"
+    bad.write_text(C._YAML.read_text().replace("  integers: {max_mismatches: 0}", "  intgers: {max_mismatches: 0}"))
+    monkeypatch.setattr(C, "_YAML", bad)
+    C._tables.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"bit_exact\.intgers: not a dtype's name"):
+            thresholds("bit_exact", "int32")
+    finally:
+        C._tables.cache_clear()
 
 
 def test_allclose_table_equals_torch_defaults():

@@ -33,6 +33,9 @@ from .standards import REGISTRY as _REGISTRY, STANDARDS, fmt as _fmt, headline, 
 _YAML = Path(__file__).with_name("standards.yaml")
 # hifloat32 is a compute mode, not an aclDataType: the one name the dtype table lacks
 _COMPUTE_MODES = {"hf32": "hifloat32"}
+# the row of every integer dtype (the spec states integer outputs exact under any dtype width)
+INTEGERS = "integers"
+_INTEGER_KINDS = ("int", "uint", "bool")
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -44,8 +47,11 @@ def _tables() -> dict[str, dict[str, dict[str, float]]]:
     missing = set(_REGISTRY) - set(data)
     if missing:
         raise ValueError(f"{_YAML}: no table for standard(s) {sorted(missing)}")
+    known = {d.name for d in dtypes.ALL} | set(_COMPUTE_MODES.values()) | {INTEGERS}
     for std, table in data.items():
         for dt, thr in table.items():
+            if dt not in known:
+                raise ValueError(f"{_YAML}: {std}.{dt}: not a dtype's name, a compute mode or {INTEGERS!r}")
             for key, val in thr.items():
                 # bool is an int subclass; "1e-5" without a dot loads as a str in PyYAML.
                 if isinstance(val, bool) or not isinstance(val, (int, float)):
@@ -65,6 +71,9 @@ def thresholds(standard: str, dtype: str) -> dict[str, float]:
                          f"known standards: {', '.join(_REGISTRY)}")
     table = tables[standard]
     key = _canon(dtype)
+    if key not in table and INTEGERS in table and key in dtypes.BY_NAME \
+            and dtypes.BY_NAME[key].kind in _INTEGER_KINDS:
+        key = INTEGERS
     if key not in table:
         raise ValueError(f"precision standard {standard!r} defines no threshold for dtype "
                          f"{str(dtype)!r}; it covers: {', '.join(table)}")
