@@ -337,6 +337,23 @@ def test_an_output_path_that_is_a_file_is_one_error_line(tmp_path, capsys):
     assert e.value.code == 4 and capsys.readouterr().err.startswith("ERROR: python -m harness.repro c: ")
 
 
+def test_a_golden_that_raises_is_one_error_line(tmp_path, capsys, monkeypatch):
+    """A golden torch has no kernel for (a dtype made computable: "scatter_gather_tensor_cpu" not
+    implemented for 'UInt16') raised a traceback out of the command before."""
+    import golden as golden_pkg
+    case_id, (case, _) = next(iter(SELECTED.items()))
+
+    def no_kernel(inputs, attrs):
+        raise NotImplementedError("\"scatter_gather_tensor_cpu\" not implemented for 'UInt16'")
+    monkeypatch.setattr(golden_pkg.load(case.op.golden), "golden", no_kernel)
+    out = tmp_path / "r"
+    assert repro_cli.main(["c", case_id, "-o", str(out), "--soc", FAMILY]) == 4
+    err = capsys.readouterr().err
+    assert err.startswith(f"ERROR: {case_id}: its inputs and golden cannot be made on {FAMILY}: "
+                          "NotImplementedError: ") and "UInt16" in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
 def test_a_family_without_an_expectation_is_refused(capsys):
     case = next(c for c, _ in SELECTED.values() if set(families.FAMILIES) - set(c.status))
     other = sorted(set(families.FAMILIES) - set(case.status))[0]

@@ -38,9 +38,16 @@ def main(argv=None) -> int:
     try:
         case = lookup.find(args.case_id, args.cases)
         family = args.soc or plan_mod.default_family(case)
-        made_args, golden = lookup.materials(case, family)
-        out = write_plan(plan_mod.make(case, made_args, golden, family), out)
     except (lookup.UnknownCase, CaseFileError, ValueError) as e:
+        return fail(str(e))
+    try:
+        made_args, golden = lookup.materials(case, family)
+    except Exception as e:                      # noqa: BLE001 - the suite FAILs such a case with this reason
+        # a golden's own checks (ValueError), or torch lacking a kernel for the dtype (NotImplementedError)
+        return fail(f"{case.id}: its inputs and golden cannot be made on {family}: {type(e).__name__}: {e}")
+    try:
+        out = write_plan(plan_mod.make(case, made_args, golden, family), out)
+    except ValueError as e:
         return fail(str(e))
     except OSError as e:                        # a directory that cannot be made or written
         return fail(f"-o {args.out}: cannot write the reproducer: {e.strerror or e}")
