@@ -5,13 +5,12 @@ is its own). tests/test_explore.py and benchmarks/bench_explore.py use them.
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests import repo_copy
 
 
 @dataclass(frozen=True)
@@ -62,23 +61,11 @@ def by_name(name: str) -> Bug:
     return next(b for b in BUGS if b.name == name)
 
 
-def tracked_files() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
-    return [p for p in out.decode().split("\0") if p and (REPO / p).is_file()]
-
-
 def copy_repo(target: Path) -> Path:
-    """The repository's tracked files (its working-tree versions) under `target`."""
+    """The repository's files (their working-tree versions, untracked ones git does not ignore too:
+    a change under way is what is tested) under `target`."""
     target.mkdir(parents=True, exist_ok=True)
-    for rel in tracked_files():
-        (target / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, target / rel)
-    # the harness's new modules while they are not yet in git (a change under way is what is tested)
-    untracked = subprocess.run(["git", "ls-files", "-z", "--others", "--exclude-standard", "--", "harness"],
-                               cwd=REPO, capture_output=True, check=True).stdout
-    for rel in (p for p in untracked.decode().split("\0") if p.endswith(".py")):
-        (target / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, target / rel)
+    repo_copy.make(target)
     return target
 
 

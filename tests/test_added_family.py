@@ -11,11 +11,8 @@ the copy changed.
 """
 from __future__ import annotations
 
-import ast
-import hashlib
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,60 +20,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests import swenv
+from tests import repo_copy, set_readers
 
 REPO = Path(__file__).resolve().parent.parent
 ADDED = Path(__file__).resolve().parent / "added_families"
 FAMILIES = sorted(p.name for p in ADDED.iterdir() if (p / "platform.yaml").is_file()) if ADDED.is_dir() else []
-OUTPUTS = ("build/", "reports/", ".pytest_cache/")
 
 
 # ------------------------------------------------------------------ which tests read the set of families
 
-# where the platform's set of families is read: these modules' FAMILIES-like names
-_SOURCES = {"harness.core.families": "FAMILIES", "platforms": "FAMILIES", "harness.audit.traceability": "REQUIRED_FAMILIES",
-            "golden._opinfo": "FAMILIES"}
-_MODULE_ALIASES = {"families": "FAMILIES", "platforms": "FAMILIES", "traceability": "REQUIRED_FAMILIES",
-                   "_opinfo": "FAMILIES"}
-
-
-def _reads_families(node: ast.AST, dependent: set[str]) -> bool:
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and n.id in dependent:
-            return True
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
-                and _MODULE_ALIASES.get(n.value.id) == n.attr:
-            return True
-    return False
-
-
 def family_dependent_tests(path: Path) -> list[str]:
     """The test functions of a test module that read the platform's set of families: directly, through
     a module-level name or helper computed from it, or through a fixture defined in the module."""
-    tree = ast.parse(path.read_text(), str(path))
-    dependent = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
-                 and node.module in _SOURCES for alias in node.names if alias.name == _SOURCES[node.module]}
-    changed = True
-    while changed:                           # module-level names and helpers built on a dependent one
-        changed = False
-        for node in tree.body:
-            names = []
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("test"):
-                names = [node.name]
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = [t.id for t in targets if isinstance(t, ast.Name)]
-            fresh = [n for n in names if n not in dependent]
-            if fresh and _reads_families(node, dependent):
-                dependent.update(fresh)
-                changed = True
-    found = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-            params = {a.arg for a in node.args.args}
-            if _reads_families(node, dependent) or params & dependent:
-                found.append(f"{path.relative_to(REPO).as_posix()}::{node.name}")
-    return found
+    return set_readers.FAMILIES.readers(path, REPO)
 
 
 def _all_family_dependent_tests() -> list[str]:
@@ -105,18 +61,6 @@ def test_the_finder_finds_a_planted_one(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ the copy
 
-def _files() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                         capture_output=True, check=True).stdout
-    return [p for p in out.decode().split("\0") if p and (REPO / p).is_file()]
-
-
-def _digests(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-            and not str(p.relative_to(root)).startswith(OUTPUTS)}
-
-
 def add_entry(platform_text: str, entry_text: str) -> str:
     """platform.yaml with the entry appended to its `families:` list, as a contributor types it: after
     the last family, before the comments that open the next key."""
@@ -137,20 +81,10 @@ def state_rule(case_text: str, family: str, like: str) -> str:
     return re.sub(rf"(?<![.\w]){re.escape(like)}(?=\s*[,\]])", f"{like}, {family}", text)
 
 
-class Copy(type(Path())):
-    before: dict[str, str]
-
-
 @pytest.fixture(scope="module", params=FAMILIES)
-def copy(request, tmp_path_factory) -> Copy:
-    if not (REPO / ".git").exists():
-        pytest.skip("needs a git checkout to know which files the repository holds")
+def copy(request, tmp_path_factory) -> repo_copy.Copy:
     family = request.param
-    root = Copy(tmp_path_factory.mktemp(f"repo-{family}"))
-    for rel in _files():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, root / rel)
-    root.before = _digests(root)
+    root = repo_copy.fresh(tmp_path_factory.mktemp(f"repo-{family}"))
     platform = root / "platforms" / "platform.yaml"
     platform.write_text(add_entry(platform.read_text(), (ADDED / family / "platform.yaml").read_text()))
     like = yaml.safe_load((ADDED / family / "rules.yaml").read_text())["like"]
@@ -161,9 +95,7 @@ def copy(request, tmp_path_factory) -> Copy:
 
 
 def _pytest(root: Path, *args, jobs: str = "0", timeout: float = 1200) -> subprocess.CompletedProcess:
-    # a fresh shell: the copy builds and applies its own software CANN, from its own platform file
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", jobs, *args],
-                          cwd=root, capture_output=True, text=True, timeout=timeout, env=swenv.bare_env())
+    return repo_copy.pytest_in(root, *args, jobs=jobs, timeout=timeout)
 
 
 def test_state_rule_names_the_family_beside_its_twin():
@@ -197,8 +129,6 @@ def test_every_test_that_reads_the_families_passes_with_it(copy):
 
 
 def test_nothing_else_was_touched(copy):
-    after = _digests(copy)
-    changed = {p for p in copy.before if after.get(p) != copy.before[p]}
+    changed = repo_copy.changed(copy, copy.before)
     assert changed == {"platforms/platform.yaml"} | {f"cases/{p.name}" for p in (copy / "cases").glob("*.yaml")}, \
         changed
-    assert set(after) == set(copy.before)

@@ -8,42 +8,26 @@ families), every test of the project that loops over operators (`loops_over_ops`
 copy and passes, and no other file of the copy changed."""
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests import swenv
+from tests import repo_copy
 
 REPO = Path(__file__).resolve().parent.parent
 ADDED = Path(__file__).resolve().parent / "added_ops"
 OPS = sorted(p.name for p in ADDED.iterdir() if p.is_dir() and (p / f"{p.name}.yaml").is_file()) \
     if ADDED.is_dir() else []                  # a copy made by this test holds none
 WHERE = {".yaml": "cases", ".py": "golden", ".c": "swcann/src/ops"}
-OUTPUTS = ("build/", "reports/", ".pytest_cache/")      # what running anything writes
-
-
-def _tracked() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
-    return [p for p in out.decode().split("\0") if p and (REPO / p).is_file()]
-
-
-def _digests(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-            and not str(p.relative_to(root)).startswith(OUTPUTS)}
 
 
 def _pytest(root: Path, *args, jobs: str = "0") -> subprocess.CompletedProcess:
-    # a fresh shell: the copy builds and applies its own software CANN, not the one of this test session
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", jobs, *args],
-                          cwd=root, capture_output=True, text=True, timeout=1200, env=swenv.bare_env())
+    return repo_copy.pytest_in(root, *args, jobs=jobs)
 
 
 def _files(name: str) -> dict[str, Path]:
@@ -53,21 +37,10 @@ def _files(name: str) -> dict[str, Path]:
     return found
 
 
-class Copy(type(Path())):
-    before: dict[str, str]        # what the copy held before the ops' files arrived
-
-
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory) -> Path:
-    if not (REPO / ".git").exists():
-        pytest.skip("needs a git checkout to know which files the repository holds")
-    root = Copy(tmp_path_factory.mktemp("repo"))
-    for rel in _tracked():
-        if rel.startswith("tests/added_ops/"):
-            continue                           # the ops under test arrive as their three files only
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, root / rel)
-    root.before = _digests(root)
+    # the ops under test arrive as their three files only; `before` is the copy without them
+    root = repo_copy.fresh(tmp_path_factory.mktemp("repo"), leave_out=("tests/added_ops/",))
     for op in OPS:
         for rel, src in _files(op).items():
             shutil.copy2(src, root / rel)
@@ -131,7 +104,7 @@ def _params(node_id: str) -> set[str]:
 
 
 def test_nothing_else_was_touched(copy):
-    after = _digests(copy)
+    after = repo_copy.digests(copy)
     changed = {p for p in copy.before if after.get(p) != copy.before[p]}
     added = set(after) - set(copy.before)
     assert not changed, changed
