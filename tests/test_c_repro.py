@@ -323,6 +323,16 @@ def test_unknown_case_id_is_one_line_with_close_matches(capsys):
     assert "\n" not in err and repr(known[:-3]) in err and known in err
 
 
+def test_a_pytest_node_id_names_its_case_too():
+    # what `--collect-only -q` and a FAILED line print; the record's nodeid is the same string
+    for case_id, (case, _) in list(SELECTED.items())[:3]:
+        node = f"cases/{Path(case.op.path).name}::{case_id.partition('.')[2]}"
+        assert lookup.find(node).id == case_id
+        assert lookup.find(f"{swenv.REPO}/{node}").id == case_id      # an absolute path names the same file
+    with pytest.raises(lookup.UnknownCase, match="unknown case id"):
+        lookup.find(node.replace("::", "::x"))                       # another group of the same file
+
+
 def test_an_output_path_that_is_a_file_is_one_error_line(tmp_path, capsys):
     """-o FILE where FILE exists: a NotADirectoryError/FileExistsError traceback before."""
     existing = tmp_path / "repro.txt"

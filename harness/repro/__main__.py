@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     p = Parser(prog="python -m harness.repro", description=__doc__.split("\n\n")[1])
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("c", help="a standalone C program for one case")
-    c.add_argument("case_id", metavar="CASE_ID", help="e.g. 'AvgPool2dBackward.windows[float32-2x3x9x9-...]'")
+    c.add_argument("case_id", metavar="CASE_ID", help="e.g. 'AvgPool2dBackward.windows[float32-2x3x9x9-...]', "
+                                                     "or its pytest node id 'cases/avg_pool2d_backward.yaml::windows[...]'")
     c.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write (created if missing)")
     c.add_argument("--soc", choices=FAMILIES, metavar="FAMILY",
                    help="the family whose expected status the program holds the library to "

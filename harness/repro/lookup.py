@@ -18,12 +18,19 @@ class UnknownCase(LookupError):
 
 
 def find(case_id: str, cases_dir=CASES_DIR) -> Case:
+    """The case of `case_id`: its id (`Op.group[...]`, as records and reports name it) or its pytest
+    node id (`cases/<file>.yaml::group[...]`, as `--collect-only` and a FAILED line print it)."""
     known: dict[str, Case] = {}
+    by_node: dict[str, Case] = {}
     for path in sorted(Path(cases_dir).glob("*.y*ml")):
         _op, cases = load_case_file(path)
         known.update((c.id, c) for c in cases)
+        by_node.update((f"{path.name}::{c.id.partition('.')[2]}", c) for c in cases)
     if case_id in known:
         return known[case_id]
+    file, sep, node = case_id.rpartition("::")
+    if sep and f"{Path(file).name}::{node}" in by_node:
+        return by_node[f"{Path(file).name}::{node}"]
     close = difflib.get_close_matches(case_id, list(known), n=3, cutoff=0.6)
     hint = f"; close matches: {', '.join(close)}" if close else ""
     raise UnknownCase(f"unknown case id {case_id!r} in {cases_dir}{hint}")
