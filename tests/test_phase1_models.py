@@ -320,3 +320,19 @@ def test_rule_ids_are_declared_checks(name):
                for call, family in random_calls(name, 400, seed=1) for rid in extra}
     wrong = {(rid, status) for rid, status in answers if status not in (False, UNDEFINED)}
     assert not wrong, f"{name}: rules that are no check of the case file decided statuses: {wrong}"
+
+
+# the ops whose code tells families apart by NpuArch only (spec B of each): a family of a known arch
+# needs no model edit. (AdaptiveMaxPool2d's #4 and AvgPool2d's A2/A3 paths also name SocVersions.)
+ARCH_ONLY = ("max_pool2d_with_indices_backward", "max_pool3d_with_argmax_backward", "max_unpool3d_backward")
+
+
+@pytest.mark.parametrize("name", [n for n in OPS if n in ARCH_ONLY])
+def test_a_new_family_of_a_known_arch_is_answered_as_its_twin(name, monkeypatch):
+    from golden._models import _checks
+    twin = "ascend910b"
+    monkeypatch.setitem(_checks.ARCH, "ascend910_9x", _checks.ARCH[twin])
+    model = golden.load(name).INFO.model
+    differ = [case.id for case, call in _calls(name) if twin in case.families
+              and model(call, "ascend910_9x") != model(call, twin)]
+    assert not differ, differ[:5]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .._phase1 import INNER_NULLPTR, INVALID, Call, Phase1, Phase1Model, Rule, TensorDesc
 from ._l0 import caller_label, ranks_differ_from, result_relabel_refused
-from ._checks import (UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in, no_private_format,
+from ._checks import (ARCH, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in, no_private_format,
                       inner_nullptr_if, not_null_each, out_pointers_written, per_axis_fails, pool_attr, rank_in_each, rule, same_dims,
                       same_dtype, same_format, success_if_empty, tensor)
 
@@ -24,7 +24,7 @@ def _self_dtypes(family: str) -> frozenset[str]:
     """#9: DAV_3510 -> FLOAT16, FLOAT, BF16; DAV_2201 -> FLOAT; DAV_1001 and any other arch -> none."""
     if is_regbase(family):
         return frozenset({"float16", "float32", "bfloat16"})
-    return frozenset({"float32"}) if family in ("ascend910b", "ascend910_93") else frozenset()
+    return frozenset({"float32"}) if ARCH.get(family) == "DAV_2201" else frozenset()
 
 
 def _index_dtypes(family: str) -> frozenset[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .._phase1 import INNER_NULLPTR, Call, Phase1, Phase1Model
 from ._l0 import ranks_differ_from, result_relabel_refused
-from ._checks import (INT32_MAX, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in,
+from ._checks import (ARCH, INT32_MAX, UNDEFINED, contiguous, dtype_in, invalid_if, is_regbase, length_in,
                       inner_nullptr_if, no_private_format, not_null_each, out_pointers_written, per_axis_fails, rank_in_each,
                       same_dims, same_dtype, same_format, success_if_empty, tensor)
 
@@ -25,7 +25,7 @@ LENGTHS = frozenset({1, 3})
 
 def _self_dtypes(family: str) -> frozenset[str]:
     """#9: DAV_3510 and DAV_2201 -> BF16, FLOAT16, FLOAT; DAV_1001 and any other arch -> none."""
-    if is_regbase(family) or family in ("ascend910b", "ascend910_93"):
+    if is_regbase(family) or ARCH.get(family) == "DAV_2201":
         return frozenset({"bfloat16", "float16", "float32"})
     return frozenset()
 
