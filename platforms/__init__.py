@@ -227,12 +227,34 @@ def _unique(items, key, what: str) -> None:
             seen[k] = item
 
 
+def _example(pattern: str) -> str | None:
+    """The shortest name `pattern` matches (`*` empty, `?` and a class their first choice), or None
+    where that is not simple to say (a negated class)."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0 or pattern[i + 1] in "!^":
+                return None
+            out.append(pattern[i + 1])
+            i = end + 1
+            continue
+        out.append({"*": "", "?": "0"}.get(c, c))
+        i += 1
+    name = "".join(out)
+    return name if fnmatch.fnmatchcase(name, pattern) else None
+
+
 def _own_names(families: tuple[Family, ...]) -> None:
-    """Each family's default SoC and literal SoC versions are read as that family: the first family
-    whose pattern matches a name wins, so a new family's names must not match an earlier one's."""
+    """Each family's default SoC, literal SoC versions and an example of each of its patterns are
+    read as that family: the first family whose pattern matches a name wins, so an entry must not
+    claim an earlier family's names, nor an inserted one a later family's (an `Ascend910_95*` entry
+    above the 950, whose older chips are named so)."""
     for i, f in enumerate(families):
         names = [f.default_soc] if f.default_soc else []
         names += [v for v in f.soc_versions if not any(c in v for c in "*?[")]
+        names += [e for e in map(_example, f.soc_patterns) if e]
         for name in names:
             first = next((g for g in families if g.matches(name)), None)
             if first is not f:

@@ -58,9 +58,10 @@ def _set(sources: dict[str, tuple[str, ...]], attributes: dict[str, tuple[str, .
     return Set({k: frozenset(v) for k, v in sources.items()}, {k: frozenset(v) for k, v in attributes.items()})
 
 
-FAMILIES = _set({"harness.core.families": ("FAMILIES",), "platforms": ("FAMILIES",),
+# the platform file itself (PLATFORM_FILE) holds both sets: a test that reads it reads them
+FAMILIES = _set({"harness.core.families": ("FAMILIES",), "platforms": ("FAMILIES", "PLATFORM_FILE"),
                  "harness.audit.traceability": ("REQUIRED_FAMILIES",), "golden._opinfo": ("FAMILIES",)},
-                {"families": ("FAMILIES",), "platforms": ("FAMILIES",), "traceability": ("REQUIRED_FAMILIES",),
-                 "_opinfo": ("FAMILIES",)})
-DTYPES = _set({"harness.core.dtypes": ("ALL", "BY_NAME"), "platforms": ("DTYPES", "DTYPE")},
-              {"dtypes": ("ALL", "BY_NAME"), "platforms": ("DTYPES", "DTYPE")})
+                {"families": ("FAMILIES",), "platforms": ("FAMILIES", "PLATFORM_FILE"),
+                 "traceability": ("REQUIRED_FAMILIES",), "_opinfo": ("FAMILIES",)})
+DTYPES = _set({"harness.core.dtypes": ("ALL", "BY_NAME"), "platforms": ("DTYPES", "DTYPE", "PLATFORM_FILE")},
+              {"dtypes": ("ALL", "BY_NAME"), "platforms": ("DTYPES", "DTYPE", "PLATFORM_FILE")})

@@ -56,10 +56,15 @@ def test_the_loaded_records_are_frozen_and_complete():
     assert dtypes.lookup("int4").itemsize == 1 and dtypes.lookup("string").itemsize == 0
 
 
+def _family(data: dict, name: str) -> dict:
+    """The platform file's entry of `name`, wherever the file lists it (a contributor may insert one)."""
+    return next(f for f in data["families"] if f["name"] == name)
+
+
 @pytest.mark.parametrize("edit, words", [
     (lambda d: d["families"][1].pop("arch"), "families[1] (ascend910_93): field 'arch' is missing"),
     (lambda d: d["families"][0].update(arch="2201"), "arch '2201' is not DAV_<4 digits>"),
-    (lambda d: d["families"][2].update(default_soc="Ascend950XX"), "default_soc 'Ascend950XX' matches none"),
+    (lambda d: _family(d, "ascend950").update(default_soc="Ascend950XX"), "default_soc 'Ascend950XX' matches none"),
     (lambda d: d["families"][0]["bandwidth"][0].update(peak_gbps="fast"), "peak_gbps' is 'fast', not a float"),
     (lambda d: d["families"][0]["bandwidth"][0].update(modelled_gbps=-1.0), "modelled_gbps -1.0 is not a bandwidth"),
     (lambda d: d["families"][0].update(colour="red"), "unknown field(s) colour"),
@@ -68,12 +73,30 @@ def test_the_loaded_records_are_frozen_and_complete():
     (lambda d: d["dtypes"][3].update(aliases=["fp16"]), "dtypes (names and aliases): 'fp16' is given twice"),
     (lambda d: d["families"].append(dict(d["families"][0])), "families: 'ascend910b' is given twice"),
     (lambda d: d.update(software_cann_default="ascend999"), "software_cann_default: 'ascend999' is not one"),
-    (lambda d: d["families"].append({**d["families"][2], "name": "ascend950x", "soc_patterns": ["Ascend950X*"],
+    (lambda d: d["families"].append({**_family(d, "ascend950"), "name": "ascend950x", "soc_patterns": ["Ascend950X*"],
                                      "soc_versions": ["Ascend950X_1"], "default_soc": "Ascend950X_1"}),
-     "families[6] (ascend950x): SoC name 'Ascend950X_1' is read as ascend950 (soc_patterns, first match wins)"),
+     f"families[{len(platforms.FAMILIES)}] (ascend950x): SoC name 'Ascend950X_1' is read as ascend950 "
+     "(soc_patterns, first match wins)"),
+    # inserted above the 950 with a pattern that takes the 950's older names (acl_abi.md 1.8)
+    (lambda d: d["families"].insert(0, {**_family(d, "ascend910_93"), "name": "ascend910_95", "soc_patterns":
+                                        ["Ascend910_95*"], "soc_versions": ["Ascend910_9591"], "default_soc": "Ascend910_9591"}),
+     "(ascend950): SoC name 'Ascend910_95' is read as ascend910_95 (soc_patterns, first match wins)"),
 ])
 def test_a_malformed_platform_file_is_one_line_naming_the_field(tmp_path, edit, words):
     assert words in _load(tmp_path, edit)
+
+
+def test_an_entry_above_a_family_may_claim_only_its_own_names(tmp_path):
+    data = yaml.safe_load(platforms.PLATFORM_FILE.read_text())
+    data["families"].insert(0, {**_family(data, "ascend910_93"), "name": "ascend910_95x",
+                                "soc_patterns": ["Ascend910_9591*"], "soc_versions": ["Ascend910_9591"],
+                                "default_soc": "Ascend910_9591"})
+    path = tmp_path / "platform.yaml"
+    path.write_text(yaml.safe_dump(data))
+    fams = {f.name: f for f in platforms.load(path)[0]}
+    first = lambda name: next(f.name for f in fams.values() if f.matches(name))   # noqa: E731
+    assert (first("Ascend910_9591"), first("Ascend910_9599"), first("Ascend950DT_9591")) == \
+        ("ascend910_95x", "ascend950", "ascend950")
 
 
 def test_a_broken_platform_file_stops_an_import_with_one_line(tmp_path):
