@@ -111,6 +111,11 @@ class DType(_Named):
     def is_float(self) -> bool:
         return self.kind == "float"
 
+    @property
+    def is_integer(self) -> bool:
+        """int, uint or bool: compared exactly under every precision standard (spec "any integer output")."""
+        return self.kind in ("int", "uint", "bool")
+
 
 
 class _Bad(Exception):

@@ -95,7 +95,7 @@ def test_every_integer_dtype_is_exact_without_a_row_of_its_own():
     # the spec states integer outputs exact ("any integer output", "integers exact"): a dtype the
     # platform adds later (uint16, uint32 have no row) is judged exactly, never refused or loosened
     for d in dtypes.ALL:
-        if d.kind in ("int", "uint", "bool"):
+        if d.kind in ("int", "uint", "bool"):      # written out: the test does not trust is_integer
             assert thresholds("bit_exact", d.name) == {"max_mismatches": 0}, d.name
             assert thresholds("allclose", d.name) == {"rtol": 0, "atol": 0}, d.name
             with pytest.raises(ValueError, match=d.name):

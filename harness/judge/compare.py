@@ -35,7 +35,6 @@ _YAML = Path(__file__).with_name("standards.yaml")
 _COMPUTE_MODES = {"hf32": "hifloat32"}
 # the row of every integer dtype (the spec states integer outputs exact under any dtype width)
 INTEGERS = "integers"
-_INTEGER_KINDS = ("int", "uint", "bool")
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -71,8 +70,7 @@ def thresholds(standard: str, dtype: str) -> dict[str, float]:
                          f"known standards: {', '.join(_REGISTRY)}")
     table = tables[standard]
     key = _canon(dtype)
-    if key not in table and INTEGERS in table and key in dtypes.BY_NAME \
-            and dtypes.BY_NAME[key].kind in _INTEGER_KINDS:
+    if key not in table and INTEGERS in table and key in dtypes.BY_NAME and dtypes.BY_NAME[key].is_integer:
         key = INTEGERS
     if key not in table:
         raise ValueError(f"precision standard {standard!r} defines no threshold for dtype "
