@@ -29,8 +29,8 @@ def find(case_id: str, cases_dir=CASES_DIR) -> Case:
     if case_id in known:
         return known[case_id]
     file, sep, node = case_id.rpartition("::")
-    if sep and f"{Path(file).name}::{node}" in by_node:
-        return by_node[f"{Path(file).name}::{node}"]
+    if sep and (case := by_node.get(f"{Path(file).name}::{node}")):
+        return case
     close = difflib.get_close_matches(case_id, list(known), n=3, cutoff=0.6)
     hint = f"; close matches: {', '.join(close)}" if close else ""
     raise UnknownCase(f"unknown case id {case_id!r} in {cases_dir}{hint}")
