@@ -32,15 +32,13 @@ def digests(root: Path) -> dict[str, str]:
             and not str(p.relative_to(root)).startswith(OUTPUTS)}
 
 
-def make(root: Path, leave_out: tuple[str, ...] = ()) -> dict[str, str]:
-    """Copy the checkout's files, but those under the `leave_out` folders, into `root`; the
-    digests of the untouched copy."""
+def make(root: Path, leave_out: tuple[str, ...] = ()) -> None:
+    """Copy the checkout's files, but those under the `leave_out` folders, into `root`."""
     for rel in files():
         if rel.startswith(leave_out):
             continue
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, root / rel)
-    return digests(root)
 
 
 class Copy(type(Path())):
@@ -53,7 +51,8 @@ def fresh(root: Path, leave_out: tuple[str, ...] = ()) -> Copy:
     if not git_available():
         pytest.skip("needs a git checkout to know which files the repository holds")
     copy = Copy(root)
-    copy.before = make(copy, leave_out)
+    make(copy, leave_out)
+    copy.before = digests(copy)         # what a test's edits are measured against
     return copy
 
 
